@@ -1,0 +1,81 @@
+# Apollo-11 front door. `make demo` and `make test` set everything up on a
+# fresh machine (Debian 12): they install the Debian packages, build, and run.
+SHELL := /bin/bash
+.DEFAULT_GOAL := build
+
+ROOT        := $(CURDIR)
+RELEASE_DIR := build/release
+ASAN_DIR    := build/asan
+FUZZ_DIR    := build/fuzz
+CMAKE_COMMON := -G Ninja -DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DAPOLLO_WERROR=ON
+# Two cores: more jobs only thrash.
+JOBS        ?= $(shell nproc)
+CTEST_ARGS  ?=
+FUZZ_SECONDS ?= 60
+
+.PHONY: deps build test test-release test-asan demo bench bench-wal bench-store \
+        fuzz format lint clean
+
+deps:
+	@bash scripts/setup-deps.sh
+
+$(RELEASE_DIR)/build.ninja: CMakeLists.txt | deps
+	cmake -S . -B $(RELEASE_DIR) $(CMAKE_COMMON) -DCMAKE_BUILD_TYPE=Release -DAPOLLO_BIN_DIR=$(ROOT)/bin
+
+$(ASAN_DIR)/build.ninja: CMakeLists.txt | deps
+	cmake -S . -B $(ASAN_DIR) $(CMAKE_COMMON) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DAPOLLO_SANITIZE=ON
+
+build: deps $(RELEASE_DIR)/build.ninja
+	cmake --build $(RELEASE_DIR) -j $(JOBS)
+	@ls bin/orchestrator bin/edge-agent bin/apollo-cli >/dev/null
+
+# Every test: the Release build's full suite, then the unit tests again
+# under AddressSanitizer + UBSan.
+test: test-release test-asan
+
+test-release: build
+	ctest --test-dir $(RELEASE_DIR) --output-on-failure -j $(JOBS) $(CTEST_ARGS)
+
+test-asan: deps $(ASAN_DIR)/build.ninja
+	cmake --build $(ASAN_DIR) -j $(JOBS)
+	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+	  ctest --test-dir $(ASAN_DIR) --output-on-failure -j $(JOBS) -L unit $(CTEST_ARGS)
+
+demo: build
+	@bash scripts/demo.sh
+
+bench: build
+	@echo "benchmarks: see BENCHMARKS.md"; \
+	for b in wal_bench store_bench; do \
+	  if [ -x $(RELEASE_DIR)/bench/$$b ]; then $(RELEASE_DIR)/bench/$$b; fi; \
+	done
+
+bench-wal: build
+	$(RELEASE_DIR)/bench/wal_bench
+
+bench-store: build
+	$(RELEASE_DIR)/bench/store_bench
+
+# libFuzzer on the task-file parser, FUZZ_SECONDS (default 60) from the
+# checked-in corpus. New inputs it finds go to a scratch dir, not the corpus.
+fuzz: deps
+	CXX=clang++ cmake -S . -B $(FUZZ_DIR) -G Ninja -DCMAKE_CXX_COMPILER_LAUNCHER=ccache \
+	  -DCMAKE_BUILD_TYPE=RelWithDebInfo -DAPOLLO_FUZZ=ON
+	cmake --build $(FUZZ_DIR) -j $(JOBS) --target task_spec_fuzz
+	mkdir -p $(FUZZ_DIR)/new-corpus
+	$(FUZZ_DIR)/fuzz/task_spec_fuzz -max_total_time=$(FUZZ_SECONDS) -max_len=8192 \
+	  -timeout=5 -rss_limit_mb=2048 -artifact_prefix=$(FUZZ_DIR)/ \
+	  $(FUZZ_DIR)/new-corpus fuzz/corpus/task_spec
+
+format:
+	git ls-files '*.cc' '*.h' | xargs clang-format -i
+
+# clang-tidy on the C++ files changed against HEAD (staged, unstaged, new).
+lint: $(RELEASE_DIR)/build.ninja
+	@files=$$( (git diff --name-only HEAD; git ls-files --others --exclude-standard) \
+	  | grep -E '\.cc$$' | sort -u); \
+	if [ -z "$$files" ]; then echo "lint: no changed .cc files"; exit 0; fi; \
+	clang-tidy -p $(RELEASE_DIR) --quiet $$files
+
+clean:
+	rm -rf build bin

@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# Installs every Debian package the build, the tests and the demo need.
+# Idempotent: when every package is already installed it does nothing (no
+# network, no apt-get update), so `make test` stays fast on a warm machine.
+set -euo pipefail
+
+PACKAGES=(
+  # toolchain
+  build-essential cmake ninja-build ccache pkg-config clang libclang-rt-14-dev
+  clang-format clang-tidy
+  # libraries
+  libyaml-cpp-dev libgrpc++-dev libprotobuf-dev protobuf-compiler
+  protobuf-compiler-grpc libsqlite3-dev sqlite3 libpqxx-dev libpq-dev
+  libnats-dev nlohmann-json3-dev libspdlog-dev libfmt-dev libcli11-dev
+  libssl-dev libgtest-dev libgmock-dev libbenchmark-dev
+  # servers the tests start themselves
+  postgresql nats-server
+  # process and network tooling used by tests
+  procps iproute2 nftables psmisc
+)
+
+missing=()
+for p in "${PACKAGES[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed'; then
+    missing+=("$p")
+  fi
+done
+
+if [ ${#missing[@]} -eq 0 ]; then
+  exit 0
+fi
+
+SUDO=""
+if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
+echo "setup-deps: installing ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -q
+$SUDO apt-get install -y -q --no-install-recommends "${missing[@]}"

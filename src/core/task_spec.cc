@@ -1,0 +1,121 @@
+// TaskSpec's names and its canonical JSON form. Parsing YAML is in
+// task_spec_parse.cc.
+#include "core/task_spec.h"
+
+namespace apollo {
+
+std::string_view PriorityName(Priority p) {
+  switch (p) {
+    case Priority::kHigh: return "high";
+    case Priority::kNormal: return "normal";
+    case Priority::kLow: return "low";
+  }
+  return "normal";
+}
+
+std::string_view SelectorTypeName(SelectorType t) {
+  switch (t) {
+    case SelectorType::kLabel: return "label";
+    case SelectorType::kGroup: return "group";
+    case SelectorType::kNodes: return "nodes";
+  }
+  return "nodes";
+}
+
+std::string Diagnostic::ToString() const {
+  return file + ":" + std::to_string(line) + ":" + std::to_string(column) + ": " + message;
+}
+
+nlohmann::json SpecToJson(const TaskSpec& s) {
+  using nlohmann::json;
+  json sel = {{"type", SelectorTypeName(s.target_selector.type)}};
+  switch (s.target_selector.type) {
+    case SelectorType::kLabel:
+      sel["key"] = s.target_selector.key;
+      sel["value"] = s.target_selector.value;
+      break;
+    case SelectorType::kGroup: sel["group"] = s.target_selector.group; break;
+    case SelectorType::kNodes: sel["nodes"] = s.target_selector.nodes; break;
+  }
+  sel["allow_empty"] = s.target_selector.allow_empty;
+  const RetryPolicy& r = s.retry_policy;
+  json retry = {{"max_retries", r.max_retries},
+                {"initial_interval", r.initial_interval.count()},
+                {"max_interval", r.max_interval.count()},
+                {"backoff", BackoffName(r.backoff)},
+                {"jitter", r.jitter}};
+  // nlohmann::json objects are std::map-backed: keys come out sorted, which
+  // is what makes the dump canonical.
+  return json{{"task_id", s.task_id},
+              {"intent", s.intent},
+              {"target_selector", sel},
+              {"timeout", s.timeout.count()},
+              {"retry_policy", retry},
+              {"depends_on", s.depends_on},
+              {"callback_url", s.callback_url},
+              {"metadata", s.metadata},
+              {"params", s.params},
+              {"priority", PriorityName(s.priority)}};
+}
+
+std::string CanonicalSpec(const TaskSpec& spec) { return SpecToJson(spec).dump(); }
+
+namespace {
+
+Result<TaskSpec> SpecFromJsonUnchecked(const nlohmann::json& j) {
+  TaskSpec s;
+  s.task_id = j.at("task_id").get<std::string>();
+  s.intent = j.at("intent").get<std::string>();
+  const auto& sel = j.at("target_selector");
+  const std::string type = sel.at("type").get<std::string>();
+  if (type == "label") {
+    s.target_selector.type = SelectorType::kLabel;
+    s.target_selector.key = sel.at("key").get<std::string>();
+    s.target_selector.value = sel.at("value").get<std::string>();
+  } else if (type == "group") {
+    s.target_selector.type = SelectorType::kGroup;
+    s.target_selector.group = sel.at("group").get<std::string>();
+  } else if (type == "nodes") {
+    s.target_selector.type = SelectorType::kNodes;
+    s.target_selector.nodes = sel.at("nodes").get<std::vector<std::string>>();
+  } else {
+    return Status::InvalidArgument("spec JSON: unknown target_selector type '" + type + "'");
+  }
+  s.target_selector.allow_empty = sel.value("allow_empty", false);
+  s.timeout = std::chrono::seconds(j.at("timeout").get<int64_t>());
+  const auto& r = j.at("retry_policy");
+  s.retry_policy.max_retries = r.at("max_retries").get<int>();
+  s.retry_policy.initial_interval = std::chrono::seconds(r.at("initial_interval").get<int64_t>());
+  s.retry_policy.max_interval = std::chrono::seconds(r.at("max_interval").get<int64_t>());
+  auto backoff = ParseBackoff(r.at("backoff").get<std::string>());
+  if (!backoff) return Status::InvalidArgument("spec JSON: unknown backoff");
+  s.retry_policy.backoff = *backoff;
+  s.retry_policy.jitter = r.value("jitter", false);
+  s.depends_on = j.value("depends_on", std::vector<std::string>{});
+  s.callback_url = j.value("callback_url", std::string());
+  s.metadata = j.value("metadata", std::map<std::string, std::string>{});
+  s.params = j.value("params", nlohmann::json::object());
+  const std::string prio = j.value("priority", std::string("normal"));
+  if (prio == "high") {
+    s.priority = Priority::kHigh;
+  } else if (prio == "low") {
+    s.priority = Priority::kLow;
+  } else if (prio == "normal") {
+    s.priority = Priority::kNormal;
+  } else {
+    return Status::InvalidArgument("spec JSON: unknown priority '" + prio + "'");
+  }
+  return s;
+}
+
+}  // namespace
+
+Result<TaskSpec> SpecFromJson(const nlohmann::json& j) {
+  try {
+    return SpecFromJsonUnchecked(j);
+  } catch (const nlohmann::json::exception& e) {
+    return Status::InvalidArgument(std::string("spec JSON: ") + e.what());
+  }
+}
+
+}  // namespace apollo
