@@ -32,10 +32,10 @@ TEST(DagTest, SelfLoopAndUnknownDeps) {
 }
 
 TEST(DagTest, LongChainDoesNotOverflowTheStack) {
+  auto name = [](int i) { return std::string("n").append(std::to_string(i)); };
   std::vector<DagNode> g;
   for (int i = 0; i < 200'000; ++i) {
-    g.push_back({"n" + std::to_string(i), i ? std::vector<std::string>{"n" + std::to_string(i - 1)}
-                                              : std::vector<std::string>{}});
+    g.push_back({name(i), i ? std::vector<std::string>{name(i - 1)} : std::vector<std::string>{}});
   }
   EXPECT_EQ(FindCycle(g), std::nullopt);
   g[0].deps = {"n199999"};

@@ -220,24 +220,24 @@ bool TaskParser::Metadata(const YAML::Node& n, std::map<std::string, std::string
     return false;
   }
   bool ok = true;
-  for (auto it = n.begin(); it != n.end(); ++it) {
-    if (!it->first.IsScalar()) {
-      r_.Error(it->first, "a key of metadata must be a plain name");
+  for (const auto& kv : n) {
+    if (!kv.first.IsScalar()) {
+      r_.Error(kv.first, "a key of metadata must be a plain name");
       ok = false;
       continue;
     }
-    const std::string& key = it->first.Scalar();
-    if (!(it->second.IsScalar() || it->second.IsNull())) {
-      r_.Error(it->second, "'metadata." + key + "' must be a string, not a list or mapping");
+    const std::string& key = kv.first.Scalar();
+    if (!(kv.second.IsScalar() || kv.second.IsNull())) {
+      r_.Error(kv.second, "'metadata." + key + "' must be a string, not a list or mapping");
       ok = false;
       continue;
     }
     if (out->count(key)) {
-      r_.Error(it->first, "duplicate field " + Quote(key) + " in metadata");
+      r_.Error(kv.first, "duplicate field " + Quote(key) + " in metadata");
       ok = false;
       continue;
     }
-    (*out)[key] = it->second.IsNull() ? "" : it->second.Scalar();
+    (*out)[key] = kv.second.IsNull() ? "" : kv.second.Scalar();
   }
   size_t bytes = nlohmann::json(*out).dump().size();
   if (ok && bytes > r_.limits().max_payload_bytes) {
@@ -354,8 +354,8 @@ std::optional<TaskSpec> TaskParser::Parse(const YAML::Node& n) {
 // The value of `key` in mapping `map`, or `map` itself when absent (so a
 // diagnostic still has a position).
 YAML::Node FieldValue(const YAML::Node& map, std::string_view key) {
-  for (auto it = map.begin(); it != map.end(); ++it) {
-    if (it->first.IsScalar() && it->first.Scalar() == key) return it->second;
+  for (const auto& kv : map) {
+    if (kv.first.IsScalar() && kv.first.Scalar() == key) return kv.second;
   }
   return map;
 }
@@ -419,8 +419,8 @@ ParsedTasks ParseTaskFile(std::string_view content, std::string_view file_name,
     }
     std::vector<YAML::Node> task_nodes;
     bool is_list = false;
-    for (auto it = root.begin(); it != root.end(); ++it) {
-      is_list = is_list || (it->first.IsScalar() && it->first.Scalar() == "tasks");
+    for (const auto& kv : root) {
+      is_list = is_list || (kv.first.IsScalar() && kv.first.Scalar() == "tasks");
     }
     if (is_list) {
       auto fields = r.Fields(root, "a task list file", {"tasks"});

@@ -96,12 +96,13 @@ bool YamlReader::Walk(const YAML::Node& n, int depth, size_t* visited) {
     return false;
   }
   if (n.IsSequence() || n.IsMap()) {
-    for (auto it = n.begin(); it != n.end(); ++it) {
-      if (n.IsMap()) {
-        if (!Walk(it->first, depth + 1, visited) || !Walk(it->second, depth + 1, visited)) {
+    const bool is_map = n.IsMap();
+    for (const auto& item : n) {
+      if (is_map) {
+        if (!Walk(item.first, depth + 1, visited) || !Walk(item.second, depth + 1, visited)) {
           return false;
         }
-      } else if (!Walk(*it, depth + 1, visited)) {
+      } else if (!Walk(item, depth + 1, visited)) {
         return false;
       }
     }
@@ -118,8 +119,8 @@ std::vector<Field> YamlReader::Fields(const YAML::Node& map, std::string_view wh
                                       const std::vector<std::string_view>& allowed) {
   std::vector<Field> fields;
   std::set<std::string> seen;
-  for (auto it = map.begin(); it != map.end(); ++it) {
-    const YAML::Node& k = it->first;
+  for (const auto& kv : map) {
+    const YAML::Node& k = kv.first;
     if (!k.IsScalar()) {
       Error(k, "a key of " + std::string(what) + " must be a plain name");
       continue;
@@ -148,7 +149,7 @@ std::vector<Field> YamlReader::Fields(const YAML::Node& map, std::string_view wh
       Error(k, "unknown field " + Quote(key) + " in " + std::string(what) + hint);
       continue;
     }
-    fields.push_back(Field{key, k, it->second});
+    fields.push_back(Field{key, k, kv.second});
   }
   return fields;
 }
@@ -230,18 +231,18 @@ bool YamlReader::ToJson(const YAML::Node& n, int depth, nlohmann::json* out) {
     }
   } else if (n.IsMap()) {
     *out = nlohmann::json::object();
-    for (auto it = n.begin(); it != n.end(); ++it) {
-      if (!it->first.IsScalar()) {
-        Error(it->first, "keys inside params must be strings");
+    for (const auto& kv : n) {
+      if (!kv.first.IsScalar()) {
+        Error(kv.first, "keys inside params must be strings");
         return false;
       }
-      const std::string& key = it->first.Scalar();
+      const std::string& key = kv.first.Scalar();
       if (out->contains(key)) {
-        Error(it->first, "duplicate key " + Quote(key));
+        Error(kv.first, "duplicate key " + Quote(key));
         return false;
       }
       nlohmann::json v;
-      if (!ToJson(it->second, depth + 1, &v)) return false;
+      if (!ToJson(kv.second, depth + 1, &v)) return false;
       (*out)[key] = std::move(v);
     }
   }
