@@ -23,7 +23,8 @@ $(RELEASE_DIR)/build.ninja: CMakeLists.txt | deps
 	cmake -S . -B $(RELEASE_DIR) $(CMAKE_COMMON) -DCMAKE_BUILD_TYPE=Release -DAPOLLO_BIN_DIR=$(ROOT)/bin
 
 $(ASAN_DIR)/build.ninja: CMakeLists.txt | deps
-	cmake -S . -B $(ASAN_DIR) $(CMAKE_COMMON) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DAPOLLO_SANITIZE=ON
+	cmake -S . -B $(ASAN_DIR) $(CMAKE_COMMON) -DCMAKE_BUILD_TYPE=Debug \
+	  -DCMAKE_CXX_FLAGS_DEBUG="-O1 -g" -DAPOLLO_SANITIZE=ON
 
 build: deps $(RELEASE_DIR)/build.ninja
 	cmake --build $(RELEASE_DIR) -j $(JOBS)
