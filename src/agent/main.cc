@@ -1,18 +1,133 @@
-// edge-agent: not yet implemented beyond --help and --version (issue 5 makes it
-// real). Exits non-zero when asked to run, so nothing mistakes it for a
-// working daemon.
+// bin/edge-agent: runs on every node. Recovers its WAL, dials the
+// orchestrator and carries out the intents it is sent.
+#include <signal.h>
+
+#include <filesystem>
 #include <iostream>
+#include <thread>
 
 #include <CLI/CLI.hpp>
 
+#include "agent/agent_config.h"
+#include "agent/executor.h"
+#include "agent/handlers/registry.h"
+#include "agent/session.h"
+#include "agent/wal/wal.h"
+#include "agent/wal_dump.h"
 #include "core/version.h"
 
+namespace {
+
+using apollo::agent::AgentConfig;
+
+int Run(const AgentConfig& config) {
+  apollo::RealClock clock;
+  std::error_code ec;
+  std::filesystem::create_directories(config.state_dir, ec);
+
+  apollo::wal::WalOptions wal_options;
+  wal_options.node_id = config.node_id;
+  wal_options.segment_size = static_cast<uint64_t>(config.wal.segment_size_mb) << 20;
+  wal_options.retention = config.wal.retention;
+  wal_options.archive_dir = config.wal.archive_dir;
+  auto wal = apollo::wal::Wal::Open(config.wal_path, wal_options, clock);
+  if (!wal.ok()) {
+    std::cerr << "edge-agent: cannot open the WAL at " << config.wal_path << ": "
+              << wal.status().message() << "\n";
+    return 1;
+  }
+  const auto& report = (*wal)->recovery_report();
+  std::cerr << "edge-agent: WAL recovered: " << report.ToString() << "\n";
+  for (const auto& region : report.corrupt_regions) {
+    std::cerr << "edge-agent: DATA LOSS in the WAL: " << region.segment << " at byte "
+              << region.offset << " (" << region.length << " bytes): " << region.reason
+              << "; reconciliation will repair what it held\n";
+  }
+
+  apollo::agent::HandlerConfig handler_config;
+  handler_config.enabled_builtins = config.enabled_intents;
+  handler_config.external = config.handlers;
+  handler_config.process.kill_grace =
+      std::chrono::duration_cast<std::chrono::milliseconds>(config.kill_grace);
+  auto registry = apollo::agent::HandlerRegistry::Create(handler_config);
+  if (!registry.ok()) {
+    std::cerr << "edge-agent: " << registry.status().message() << "\n";
+    return 2;
+  }
+
+  apollo::agent::SessionOptions session_options;
+  session_options.node_id = config.node_id;
+  session_options.orchestrator = config.orchestrator.ToString();
+  session_options.labels = config.labels;
+  session_options.groups = config.groups;
+  session_options.intents = (*registry)->Intents();
+  session_options.agent_version = apollo::kVersion;
+  session_options.heartbeat_interval = config.heartbeat_interval;
+  session_options.initial_backoff = config.reconnect.initial_backoff;
+  session_options.max_backoff = config.reconnect.max_backoff;
+  apollo::agent::Session session(session_options, **wal, clock);
+
+  apollo::agent::ExecutorOptions exec_options;
+  exec_options.node_id = config.node_id;
+  exec_options.max_concurrency = config.max_concurrency;
+  apollo::agent::Executor executor(exec_options, **wal, **registry, clock, session);
+  session.SetExecutor(&executor);
+  auto note = executor.Recover();
+  if (!note.ok()) {
+    std::cerr << "edge-agent: cannot write to the WAL: " << note.status().message() << "\n";
+    return 1;
+  }
+  std::cerr << "edge-agent " << apollo::kVersion << " node " << config.node_id << ": " << *note
+            << "; dialling " << session_options.orchestrator << "\n";
+  session.Start();
+
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGTERM);
+  sigaddset(&set, SIGINT);
+  int sig = 0;
+  sigwait(&set, &sig);
+  std::cerr << "edge-agent: stopping; running tasks are interrupted and reported at next start\n";
+  session.Stop();
+  executor.Shutdown();
+  return 0;
+}
+
+}  // namespace
+
 int main(int argc, char** argv) {
-  CLI::App app{"Apollo-11 edge-agent"};
-  std::string config;
-  app.add_option("--config", config, "configuration file (YAML)");
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGTERM);
+  sigaddset(&set, SIGINT);
+  pthread_sigmask(SIG_BLOCK, &set, nullptr);
+  signal(SIGPIPE, SIG_IGN);
+
+  CLI::App app{"Apollo-11 edge agent: carries out intents on this node"};
   app.set_version_flag("--version", std::string("edge-agent ") + apollo::kVersion);
-  CLI11_PARSE(app, argc, argv);
-  std::cerr << "edge-agent: not implemented yet in this build; only --help and --version work\n";
-  return 2;
+  std::string config_path;
+  apollo::agent::AgentOverrides o;
+  app.add_option("--config,-c", config_path, "configuration file (YAML)");
+  app.add_option("--node-id", o.node_id, "this node's id");
+  app.add_option("--label", o.labels, "label k=v (repeatable)");
+  app.add_option("--group", o.groups, "group (repeatable)");
+  app.add_option("--orchestrator", o.orchestrator, "host:port of the orchestrator");
+  app.add_option("--wal-path", o.wal_path, "write-ahead log directory");
+  app.add_option("--state-dir", o.state_dir, "state directory");
+  std::string dump_dir;
+  app.add_option("--dump-wal", dump_dir,
+                 "print every event in this WAL directory as JSON lines and exit (read-only)");
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);
+  }
+  if (!dump_dir.empty()) return apollo::agent::DumpWal(dump_dir, std::cout, std::cerr);
+  int cores = static_cast<int>(std::thread::hardware_concurrency());
+  auto config = apollo::agent::LoadAgentConfig(config_path, o, cores);
+  if (!config.ok()) {
+    std::cerr << config.status().message() << "\n";
+    return 2;
+  }
+  return Run(*config);
 }

@@ -87,24 +87,18 @@ Status ValidateEvent(const Event& e) {
   return Status::Ok();
 }
 
-std::string EncodeEvent(const Event& e) {
-  apollo::v1::Event pb;
-  pb.set_event_id(e.event_id());
-  pb.set_task_id(e.task_id);
-  pb.set_node_id(e.node_id);
-  pb.set_event_type(static_cast<apollo::v1::EventType>(e.type));
-  pb.set_timestamp_us(ToUnixMicros(e.timestamp));
-  pb.set_payload(e.payload);
-  pb.set_sequence_number(e.sequence_number);
-  pb.set_attempt(e.attempt);
-  return pb.SerializeAsString();
+void EventToProto(const Event& e, apollo::v1::Event* pb) {
+  pb->set_event_id(e.event_id());
+  pb->set_task_id(e.task_id);
+  pb->set_node_id(e.node_id);
+  pb->set_event_type(static_cast<apollo::v1::EventType>(e.type));
+  pb->set_timestamp_us(ToUnixMicros(e.timestamp));
+  pb->set_payload(e.payload);
+  pb->set_sequence_number(e.sequence_number);
+  pb->set_attempt(e.attempt);
 }
 
-Result<Event> DecodeEvent(std::string_view bytes) {
-  apollo::v1::Event pb;
-  if (!pb.ParseFromArray(bytes.data(), static_cast<int>(bytes.size()))) {
-    return Status::InvalidArgument("event bytes do not parse as apollo.v1.Event");
-  }
+Result<Event> EventFromProto(const apollo::v1::Event& pb) {
   Event e;
   e.task_id = pb.task_id();
   e.node_id = pb.node_id();
@@ -120,6 +114,20 @@ Result<Event> DecodeEvent(std::string_view bytes) {
   }
   APOLLO_RETURN_IF_ERROR(ValidateEvent(e));
   return e;
+}
+
+std::string EncodeEvent(const Event& e) {
+  apollo::v1::Event pb;
+  EventToProto(e, &pb);
+  return pb.SerializeAsString();
+}
+
+Result<Event> DecodeEvent(std::string_view bytes) {
+  apollo::v1::Event pb;
+  if (!pb.ParseFromArray(bytes.data(), static_cast<int>(bytes.size()))) {
+    return Status::InvalidArgument("event bytes do not parse as apollo.v1.Event");
+  }
+  return EventFromProto(pb);
 }
 
 std::string FormatRfc3339(TimePoint t) {

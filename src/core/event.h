@@ -22,6 +22,10 @@
 #include "core/status.h"
 #include "core/task_state.h"
 
+namespace apollo::v1 {
+class Event;
+}  // namespace apollo::v1
+
 namespace apollo {
 
 enum class EventType : int {
@@ -78,6 +82,11 @@ Status ValidateEvent(const Event& e);
 // the event_id matches node_id and sequence_number, and ValidateEvent.
 std::string EncodeEvent(const Event& e);
 Result<Event> DecodeEvent(std::string_view bytes);
+
+// The same conversions on the protobuf message itself (the wire carries
+// apollo.v1.Event inside EventBatch). EventFromProto checks like DecodeEvent.
+void EventToProto(const Event& e, apollo::v1::Event* out);
+Result<Event> EventFromProto(const apollo::v1::Event& pb);
 
 // JSON form: {"event_id", "task_id", "node_id", "event_type", "timestamp"
 // (RFC 3339, UTC), "timestamp_us", "sequence_number", "attempt", "payload"

@@ -1,18 +1,121 @@
-// orchestrator: not yet implemented beyond --help and --version (issue 5 makes it
-// real). Exits non-zero when asked to run, so nothing mistakes it for a
-// working daemon.
+// bin/orchestrator: the center. One gRPC port serves both the agent gateway
+// and the operator API.
+#include <signal.h>
+
+#include <filesystem>
 #include <iostream>
+#include <thread>
 
 #include <CLI/CLI.hpp>
+#include <grpcpp/grpcpp.h>
 
+#include "core/clock.h"
 #include "core/version.h"
+#include "orchestrator/api_service.h"
+#include "orchestrator/gateway_service.h"
+#include "orchestrator/orchestrator.h"
+#include "orchestrator/orchestrator_config.h"
+#include "store/open_store.h"
+
+namespace {
+
+using apollo::orchestrator::OrchestratorConfig;
+
+// sqlite://./var/apollo.db needs ./var to exist.
+void MakeStoreDir(const std::string& url) {
+  constexpr std::string_view kSqlite = "sqlite://";
+  if (url.rfind(kSqlite, 0) != 0) return;
+  std::filesystem::path p(url.substr(kSqlite.size()));
+  std::error_code ec;
+  if (p.has_parent_path()) std::filesystem::create_directories(p.parent_path(), ec);
+}
+
+apollo::orchestrator::OrchestratorOptions ToOptions(const OrchestratorConfig& c) {
+  apollo::orchestrator::OrchestratorOptions o;
+  o.dispatch_interval = c.dispatch_interval;
+  o.ack_timeout = c.ack_timeout;
+  o.heartbeat_interval = c.heartbeat_interval;
+  o.suspect_after = c.suspect_after;
+  o.lost_after = c.lost_after;
+  o.orchestrator_id = "orchestrator@" + c.listen.ToString();
+  return o;
+}
+
+int Run(const OrchestratorConfig& config) {
+  apollo::RealClock clock;
+  MakeStoreDir(config.store);
+  apollo::store::StoreOptions store_options;
+  store_options.sqlite_synchronous =
+      std::string(apollo::orchestrator::SqliteSyncName(config.store_options.synchronous));
+  store_options.batch_cap = config.store_options.batch_max;
+  auto store = apollo::store::OpenStateStore(config.store, store_options, clock);
+  if (!store.ok()) {
+    std::cerr << "orchestrator: cannot open the store " << config.store << ": "
+              << store.status().message() << "\n";
+    return 1;
+  }
+  apollo::orchestrator::Orchestrator brain(ToOptions(config), **store, clock);
+  apollo::orchestrator::GatewayService gateway(brain);
+  apollo::orchestrator::ApiService api(**store, brain, clock);
+
+  grpc::ServerBuilder builder;
+  int port = 0;
+  builder.AddListeningPort(config.listen.ToString(), grpc::InsecureServerCredentials(), &port);
+  builder.RegisterService(&gateway);
+  builder.RegisterService(&api);
+  builder.SetMaxReceiveMessageSize(16 << 20);
+  std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
+  if (!server || port == 0) {
+    std::cerr << "orchestrator: cannot listen on " << config.listen.ToString()
+              << " (address in use, or not an address of this host?)\n";
+    return 1;
+  }
+  brain.Start();
+  std::cerr << "orchestrator " << apollo::kVersion << ": listening on " << config.listen.host
+            << ":" << port << ", store " << config.store << ", bus " << config.bus << "\n";
+
+  // Wait for SIGTERM/SIGINT on this thread (blocked everywhere else).
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGTERM);
+  sigaddset(&set, SIGINT);
+  int sig = 0;
+  sigwait(&set, &sig);
+  std::cerr << "orchestrator: " << (sig == SIGINT ? "SIGINT" : "SIGTERM")
+            << ", shutting down (in-flight commits finish; agents will reconnect)\n";
+  server->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(5));
+  brain.Stop();
+  return 0;
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
-  CLI::App app{"Apollo-11 orchestrator"};
-  std::string config;
-  app.add_option("--config", config, "configuration file (YAML)");
+  // Block the stop signals before any thread starts, so only sigwait sees them.
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGTERM);
+  sigaddset(&set, SIGINT);
+  pthread_sigmask(SIG_BLOCK, &set, nullptr);
+  signal(SIGPIPE, SIG_IGN);
+
+  CLI::App app{"Apollo-11 orchestrator: the center of a fleet"};
   app.set_version_flag("--version", std::string("orchestrator ") + apollo::kVersion);
-  CLI11_PARSE(app, argc, argv);
-  std::cerr << "orchestrator: not implemented yet in this build; only --help and --version work\n";
-  return 2;
+  std::string config_path;
+  apollo::orchestrator::OrchestratorOverrides overrides;
+  app.add_option("--config,-c", config_path, "configuration file (YAML)");
+  app.add_option("--listen", overrides.listen, "host:port for agents and operators (default 127.0.0.1:7011)");
+  app.add_option("--store", overrides.store, "state store URL: sqlite://PATH or postgresql://...");
+  app.add_option("--bus", overrides.bus, "event bus: embedded or nats://host:port");
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);
+  }
+  auto config = apollo::orchestrator::LoadOrchestratorConfig(config_path, overrides);
+  if (!config.ok()) {
+    std::cerr << config.status().message() << "\n";
+    return 2;
+  }
+  return Run(*config);
 }

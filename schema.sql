@@ -1,0 +1,141 @@
+-- Apollo-11 state store schema for PostgreSQL (issue 3).
+--
+--   psql -d apollo_state -f schema.sql
+--
+-- creates everything on an empty database and is safe to run again. The
+-- orchestrator runs this same text when it opens the store
+-- (src/store/postgres/schema.cc holds a copy; a test keeps them identical).
+-- Times are integer microseconds since the Unix epoch (the store's clock);
+-- states, causes and outcomes are the integer values of the C++ enums.
+SET client_min_messages = warning;
+BEGIN;
+-- Two orchestrators starting at once must not race on CREATE ... IF NOT EXISTS.
+SELECT pg_advisory_xact_lock(7111969);
+
+CREATE TABLE IF NOT EXISTS schema_version(
+  version    INTEGER PRIMARY KEY,
+  applied_at TIMESTAMPTZ NOT NULL DEFAULT now());
+
+CREATE TABLE IF NOT EXISTS nodes(
+  node_ref       BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+  node_id        TEXT NOT NULL UNIQUE,
+  registered     BOOLEAN NOT NULL,
+  labels         TEXT NOT NULL DEFAULT '{}',
+  groups_json    TEXT NOT NULL DEFAULT '[]',
+  intents_json   TEXT NOT NULL DEFAULT '[]',
+  mode           TEXT NOT NULL DEFAULT '',
+  agent_version  TEXT NOT NULL DEFAULT '',
+  last_heartbeat BIGINT,
+  updated_at     BIGINT NOT NULL);
+
+-- Per node: every seq <= hwm is stored. Writers lock this row (FOR UPDATE)
+-- while they deduplicate the node's events, so replicas never both apply one.
+CREATE TABLE IF NOT EXISTS node_seq(
+  node_ref BIGINT PRIMARY KEY,
+  hwm      BIGINT NOT NULL);
+
+-- Seqs stored above a gap in the node's sequence, until the gap closes.
+CREATE TABLE IF NOT EXISTS seq_above(
+  node_ref BIGINT NOT NULL,
+  seq      BIGINT NOT NULL,
+  at       BIGINT NOT NULL,
+  PRIMARY KEY (node_ref, seq));
+
+-- What a task is; never updated after creation.
+CREATE TABLE IF NOT EXISTS tasks(
+  task_ref    BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+  task_id     TEXT NOT NULL UNIQUE,
+  intent      TEXT NOT NULL,
+  spec        TEXT NOT NULL,
+  priority    INTEGER NOT NULL,
+  timeout_us  BIGINT NOT NULL,
+  max_retries INTEGER NOT NULL,
+  created_at  BIGINT NOT NULL);
+CREATE INDEX IF NOT EXISTS tasks_by_intent ON tasks(intent, task_ref);
+CREATE INDEX IF NOT EXISTS tasks_by_created ON tasks(created_at);
+
+-- Where a task is: the roll-up of its nodes' states. Kept apart from tasks
+-- so the hot path rewrites a narrow row with few indexes, not the spec.
+CREATE TABLE IF NOT EXISTS task_status(
+  task_ref   BIGINT PRIMARY KEY,
+  status     INTEGER NOT NULL,
+  updated_at BIGINT NOT NULL,
+  settled_at BIGINT);
+CREATE INDEX IF NOT EXISTS task_status_by_status ON task_status(status, task_ref);
+CREATE INDEX IF NOT EXISTS task_status_settled ON task_status(settled_at)
+  WHERE settled_at IS NOT NULL;
+
+CREATE TABLE IF NOT EXISTS task_deps(
+  task_ref BIGINT NOT NULL,
+  dep_ref  BIGINT NOT NULL,
+  PRIMARY KEY (task_ref, dep_ref));
+CREATE INDEX IF NOT EXISTS task_deps_rev ON task_deps(dep_ref, task_ref);
+
+-- One row per (task, node): the state machine. Writes are compare-and-set
+-- on version (+1 per change).
+CREATE TABLE IF NOT EXISTS task_nodes(
+  task_ref       BIGINT NOT NULL,
+  node_ref       BIGINT NOT NULL,
+  state          INTEGER NOT NULL,
+  version        BIGINT NOT NULL,
+  attempt        BIGINT NOT NULL,
+  retries        INTEGER NOT NULL,
+  created_at     BIGINT NOT NULL,
+  updated_at     BIGINT NOT NULL,
+  due_kind       INTEGER NOT NULL,
+  due_at         BIGINT,
+  last_error     TEXT NOT NULL DEFAULT '',
+  result         TEXT NOT NULL DEFAULT '',
+  result_ref     BIGINT,
+  blocked_reason TEXT NOT NULL DEFAULT '',
+  PRIMARY KEY (task_ref, node_ref));
+CREATE INDEX IF NOT EXISTS task_nodes_by_node ON task_nodes(node_ref, task_ref);
+CREATE INDEX IF NOT EXISTS task_nodes_due ON task_nodes(due_at) WHERE due_at IS NOT NULL;
+
+-- Every change with its cause, in hist_id order.
+CREATE TABLE IF NOT EXISTS history(
+  hist_id     BIGINT GENERATED ALWAYS AS IDENTITY,
+  task_ref    BIGINT NOT NULL,
+  node_ref    BIGINT NOT NULL,
+  cause       INTEGER NOT NULL,
+  outcome     INTEGER NOT NULL,
+  seq         BIGINT,
+  event_type  INTEGER,
+  attempt     BIGINT NOT NULL,
+  from_state  INTEGER NOT NULL,
+  to_state    INTEGER NOT NULL,
+  version     BIGINT NOT NULL,
+  at          BIGINT NOT NULL,
+  detail      TEXT NOT NULL DEFAULT '',
+  payload     TEXT NOT NULL DEFAULT '',
+  payload_ref BIGINT,
+  PRIMARY KEY (task_ref, hist_id));
+
+-- Payloads over 1 KiB, kept out of the hot rows.
+CREATE TABLE IF NOT EXISTS payloads(
+  payload_id BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+  task_ref   BIGINT NOT NULL,
+  body       TEXT NOT NULL);
+CREATE INDEX IF NOT EXISTS payloads_by_task ON payloads(task_ref);
+
+CREATE TABLE IF NOT EXISTS alerts(
+  alert_id   BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+  kind       TEXT NOT NULL,
+  task_id    TEXT NOT NULL,
+  node_id    TEXT NOT NULL,
+  from_state INTEGER,
+  to_state   INTEGER,
+  event_id   TEXT NOT NULL,
+  detail     TEXT NOT NULL,
+  at         BIGINT NOT NULL);
+CREATE INDEX IF NOT EXISTS alerts_by_time ON alerts(at);
+
+CREATE TABLE IF NOT EXISTS dead_letters(
+  letter_id  BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+  event_json TEXT NOT NULL,
+  reason     TEXT NOT NULL,
+  deliveries INTEGER NOT NULL,
+  parked_at  BIGINT NOT NULL);
+
+INSERT INTO schema_version(version) VALUES (1) ON CONFLICT (version) DO NOTHING;
+COMMIT;

@@ -1,0 +1,367 @@
+#include "agent/executor.h"
+
+#include <algorithm>
+
+namespace apollo::agent {
+
+// Shared between runs_ (so Cancel and Progress can reach it) and the worker
+// executing it; whichever lets go last frees it.
+struct Executor::Run {
+  IntentRequest request;
+  CancelToken token;
+  ProgressSink progress;
+  bool started = false;      // guarded by Executor::mu_
+  bool by_shutdown = false;  // guarded by Executor::mu_: stopped because the agent stops
+};
+
+std::string_view DeliveryName(Delivery d) {
+  switch (d) {
+    case Delivery::kAccepted: return "ACCEPTED";
+    case Delivery::kAlreadyRunning: return "ALREADY_RUNNING";
+    case Delivery::kAlreadyDone: return "ALREADY_DONE";
+    case Delivery::kAlreadyFinished: return "ALREADY_FINISHED";
+    case Delivery::kRejected: return "REJECTED";
+  }
+  return "UNKNOWN";
+}
+
+Executor::Executor(ExecutorOptions options, wal::Wal& wal, const HandlerRegistry& registry,
+                   const Clock& clock, EventSink& sink)
+    : options_(std::move(options)),
+      wal_(wal),
+      registry_(registry),
+      clock_(clock),
+      sink_(sink),
+      table_(options_.max_finished) {
+  int n = std::max(1, options_.max_concurrency);
+  workers_.reserve(n);
+  for (int i = 0; i < n; ++i) workers_.emplace_back([this] { WorkerLoop(); });
+}
+
+Executor::~Executor() { Shutdown(); }
+
+Event Executor::MakeEvent(const std::string& task_id, uint32_t attempt, EventType type,
+                          nlohmann::json payload) const {
+  Event e;
+  e.task_id = task_id;
+  e.node_id = options_.node_id;
+  e.attempt = attempt;
+  e.type = type;
+  e.timestamp = clock_.Now();
+  e.payload = payload.is_null() ? std::string() : payload.dump();
+  return e;
+}
+
+Result<uint64_t> Executor::Log(Event e) {
+  uint64_t seq = 0;
+  {
+    std::shared_lock<std::shared_mutex> cp(checkpoint_mu_);
+    auto r = wal_.AppendEvent(e);
+    if (!r.ok()) return r.status();
+    seq = *r;
+    e.sequence_number = seq;
+    std::lock_guard<std::mutex> lock(mu_);
+    table_.ApplyEvent(e);
+  }
+  sink_.OnDurableEvent(e);
+  events_since_checkpoint_.fetch_add(1);
+  MaybeCheckpoint();
+  return seq;
+}
+
+void Executor::MaybeCheckpoint() {
+  if (options_.checkpoint_every == 0) return;
+  uint64_t n = events_since_checkpoint_.load();
+  if (n < options_.checkpoint_every) return;
+  // One thread wins the right to checkpoint; the others go on.
+  if (!events_since_checkpoint_.compare_exchange_strong(n, 0)) return;
+  (void)Checkpoint();  // a failed checkpoint only makes replay longer
+}
+
+Status Executor::Checkpoint() {
+  std::unique_lock<std::shared_mutex> cp(checkpoint_mu_);
+  std::string snapshot;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    snapshot = table_.Serialize();
+  }
+  return wal_.Checkpoint(snapshot);
+}
+
+Result<std::string> Executor::Recover() {
+  wal::RecoveredState state = wal_.TakeRecoveredState();
+  std::string note;
+  std::vector<std::pair<std::string, uint32_t>> interrupted;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (state.checkpoint) {
+      Status s = table_.Restore(*state.checkpoint);
+      if (!s.ok()) note = "checkpoint skipped: " + s.message() + "; ";
+    }
+    size_t replayed = 0, bad = 0;
+    for (const auto& rec : state.since_checkpoint) {
+      if (rec.type != wal::RecordType::kEvent) continue;
+      auto e = DecodeEvent(rec.payload);
+      if (!e.ok()) {
+        ++bad;
+        continue;
+      }
+      table_.ApplyEvent(*e);
+      ++replayed;
+    }
+    for (const LocalTask* t : table_.Unfinished()) interrupted.emplace_back(t->task_id, t->attempt);
+    note += "replayed " + std::to_string(replayed) + " events (" + std::to_string(bad) +
+            " undecodable), " + std::to_string(table_.size()) + " tasks known, " +
+            std::to_string(interrupted.size()) + " interrupted";
+  }
+  for (const auto& [task_id, attempt] : interrupted) {
+    auto r = Log(MakeEvent(task_id, attempt, EventType::kFailed,
+                           {{"error", "interrupted by agent restart"}}));
+    if (!r.ok()) return r.status();
+  }
+  return note;
+}
+
+Result<Delivery> Executor::Deliver(const IntentRequest& req) {
+  Claim claim = Claim::kAlreadyFinished;
+  LocalTask known;
+  bool reject = false;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (stopping_) return Status::FailedPrecondition("the agent is shutting down");
+    if (conservative_.load()) {
+      // Repeats of known work are still answered; only new work is refused.
+      const LocalTask* t = table_.Find(req.task_id);
+      reject = t == nullptr || (t->state != TaskState::kRunning &&
+                                t->state != TaskState::kSucceeded && req.attempt > t->attempt);
+    }
+    if (!reject) {
+      claim = table_.ClaimTask(req.task_id, req.attempt, req.intent, ToUnixMicros(clock_.Now()));
+      known = *table_.Find(req.task_id);
+      if (claim == Claim::kNew) {
+        auto run = std::make_shared<Run>();
+        run->request = req;
+        runs_[req.task_id] = run;
+      }
+    }
+  }
+  if (reject) {
+    auto r = Log(MakeEvent(req.task_id, req.attempt, EventType::kRejected,
+                           {{"reason", "conservative_mode"},
+                            {"error", "agent is in conservative mode (cut off from the center past "
+                                      "its autonomy window); it takes no new work until it "
+                                      "reconnects"}}));
+    if (!r.ok()) return r.status();
+    return Delivery::kRejected;
+  }
+  switch (claim) {
+    case Claim::kNew: {
+      auto r = Log(MakeEvent(req.task_id, req.attempt, EventType::kAccepted,
+                             {{"intent", req.intent}}));
+      std::lock_guard<std::mutex> lock(mu_);
+      if (!r.ok()) {
+        runs_.erase(req.task_id);
+        table_.Forget(req.task_id);
+        return r.status();
+      }
+      queue_.push({static_cast<int>(req.priority), next_order_++, req.task_id});
+      work_cv_.notify_one();
+      return Delivery::kAccepted;
+    }
+    case Claim::kAlreadyRunning: {
+      // Until its ACCEPTED is durable the claimant answers for the task.
+      if (known.accepted_logged) {
+        auto r = Log(MakeEvent(req.task_id, known.attempt, EventType::kAlreadyRunning, nullptr));
+        if (!r.ok()) return r.status();
+      }
+      return Delivery::kAlreadyRunning;
+    }
+    case Claim::kAlreadyDone: {
+      auto result = nlohmann::json::parse(known.result_json.empty() ? "{}" : known.result_json,
+                                          nullptr, false);
+      auto r = Log(MakeEvent(req.task_id, known.attempt, EventType::kAlreadyDone,
+                             {{"result", result}}));
+      if (!r.ok()) return r.status();
+      return Delivery::kAlreadyDone;
+    }
+    case Claim::kAlreadyFinished: return Delivery::kAlreadyFinished;
+  }
+  return Status::Internal("unreachable delivery state");
+}
+
+Status Executor::Cancel(const std::string& task_id, uint32_t attempt) {
+  std::shared_ptr<Run> queued;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = runs_.find(task_id);
+    if (it == runs_.end() || (attempt != 0 && it->second->request.attempt != attempt)) {
+      return Status::NotFound("task " + task_id + " is not queued or running here");
+    }
+    it->second->token.Cancel();
+    if (!it->second->started) {
+      // Never started: take it out of the queue (its entry goes stale) and
+      // report CANCELLED now rather than when a slot frees up.
+      it->second->started = true;
+      queued = it->second;
+      runs_.erase(it);
+    }
+  }
+  if (queued) {
+    auto r = Log(MakeEvent(task_id, queued->request.attempt, EventType::kCancelled,
+                           {{"error", "cancelled before it started"}}));
+    if (!r.ok()) return r.status();
+  }
+  return Status::Ok();
+}
+
+void Executor::WorkerLoop() {
+  for (;;) {
+    std::shared_ptr<Run> run;
+    {
+      std::unique_lock<std::mutex> lock(mu_);
+      for (;;) {
+        if (stopping_ && queue_.empty()) return;
+        if (!queue_.empty()) {
+          // In conservative mode only cancelled runs leave the queue (to
+          // report CANCELLED); nothing new starts.
+          auto top = runs_.find(queue_.top().task_id);
+          bool runnable = !conservative_.load() || stopping_ ||
+                          (top != runs_.end() && top->second->token.stopped());
+          if (runnable) break;
+        }
+        work_cv_.wait(lock);
+      }
+      QueueEntry entry = queue_.top();
+      queue_.pop();
+      auto it = runs_.find(entry.task_id);
+      if (it == runs_.end() || it->second->started) continue;  // stale entry
+      run = it->second;
+      run->started = true;
+    }
+    Execute(run);
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = runs_.find(run->request.task_id);
+    if (it != runs_.end() && it->second == run) runs_.erase(it);
+  }
+}
+
+void Executor::Execute(const std::shared_ptr<Run>& run) {
+  const IntentRequest& req = run->request;
+  HandlerResult result;
+  if (run->token.stopped()) {
+    result = HandlerResult::Stopped(run->token.reason());
+  } else if (auto handler = registry_.NewHandler(req.intent); !handler.ok()) {
+    result = UnknownIntentResult(req.intent);
+  } else {
+    HandlerContext ctx;
+    ctx.task_id = req.task_id;
+    ctx.attempt = req.attempt;
+    ctx.node_id = options_.node_id;
+    ctx.intent = req.intent;
+    ctx.params = req.params;
+    ctx.metadata = req.metadata;
+    ctx.clock = &clock_;
+    if (req.timeout.count() > 0) ctx.deadline = clock_.Now() + Duration(req.timeout);
+    ctx.cancel = &run->token;
+    ctx.progress = &run->progress;
+    result = RunHandler(**handler, ctx);
+  }
+  EventType type = EventType::kFailed;
+  nlohmann::json payload = {{"detail", result.detail}};
+  switch (result.outcome) {
+    case Outcome::kSucceeded:
+      type = EventType::kSucceeded;
+      payload["result"] = result.result;
+      break;
+    case Outcome::kFailed:
+      payload["error"] = result.error;
+      break;
+    case Outcome::kCancelled:
+      type = EventType::kCancelled;
+      payload["error"] = result.error.empty() ? "cancelled" : result.error;
+      break;
+    case Outcome::kTimeout:
+      type = EventType::kTimeout;
+      payload["error"] = result.error.empty() ? "timed out on the agent" : result.error;
+      break;
+  }
+  {
+    // Stopped because the agent itself stops: report nothing. The task
+    // stays claimed in the WAL and is reported FAILED(interrupted) at the
+    // next start, so the center's retry policy decides, instead of a
+    // CANCELLED that would end the task for good.
+    std::lock_guard<std::mutex> lock(mu_);
+    if (run->by_shutdown) return;
+    // No longer cancellable or running from here on; the table still says
+    // RUNNING until the final event is logged, so repeats stay answered.
+    auto it = runs_.find(req.task_id);
+    if (it != runs_.end() && it->second == run) runs_.erase(it);
+  }
+  // If this fails the WAL is unusable; the task stays claimed and is
+  // reported FAILED(interrupted) when the agent restarts on a healthy log.
+  (void)Log(MakeEvent(req.task_id, req.attempt, type, std::move(payload)));
+}
+
+std::optional<TaskProgress> Executor::Progress(const std::string& task_id) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = runs_.find(task_id);
+  if (it == runs_.end()) return std::nullopt;
+  const Run& run = *it->second;
+  TaskProgress p{task_id, run.request.attempt, run.started, -1, {}};
+  agent::Progress latest = run.progress.Latest();
+  if (!latest.message.empty() || latest.fraction > 0) {
+    p.fraction = latest.fraction;
+    p.message = latest.message;
+  }
+  return p;
+}
+
+std::vector<TaskProgress> Executor::Running() const {
+  std::vector<std::string> ids;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (const auto& [id, run] : runs_) ids.push_back(id);
+  }
+  std::vector<TaskProgress> out;
+  for (const auto& id : ids) {
+    if (auto p = Progress(id)) out.push_back(*p);
+  }
+  return out;
+}
+
+std::vector<LocalTask> Executor::Snapshot() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return table_.All();
+}
+
+size_t Executor::queued() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  size_t n = 0;
+  for (const auto& [id, run] : runs_) n += run->started ? 0 : 1;
+  return n;
+}
+
+void Executor::SetConservative(bool on) {
+  std::lock_guard<std::mutex> lock(mu_);
+  conservative_.store(on);
+  work_cv_.notify_all();
+}
+
+void Executor::Shutdown() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (stopping_ && workers_.empty()) return;
+    stopping_ = true;
+    for (auto& [id, run] : runs_) {
+      if (!run->token.stopped()) run->by_shutdown = true;
+      run->token.Cancel();
+    }
+    work_cv_.notify_all();
+  }
+  for (auto& w : workers_) {
+    if (w.joinable()) w.join();
+  }
+  workers_.clear();
+}
+
+}  // namespace apollo::agent

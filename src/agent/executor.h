@@ -1,0 +1,158 @@
+#pragma once
+
+// The agent's executor: takes intents from the center, claims each
+// (task_id, attempt) exactly once, runs its handler under a concurrency
+// limit with a priority queue, and turns every local transition into an
+// event that is durable in the WAL before anyone hears of it.
+//
+// Idempotence: a delivery is decided under one lock (TaskTable::ClaimTask);
+// the winner logs ACCEPTED (fsynced) before the handler can start; repeats
+// are answered ALREADY_RUNNING / ALREADY_DONE (with the cached result), or
+// not at all when that attempt already ended (its event is in the WAL).
+//
+// Crash recovery: Recover() rebuilds the table from the WAL and reports
+// every task that was claimed but not finished as FAILED "interrupted by
+// agent restart" (its handler is gone; the center's retry policy decides).
+//
+// Thread-safety: every public method is thread-safe.
+
+#include <atomic>
+#include <condition_variable>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <queue>
+#include <shared_mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "agent/event_sink.h"
+#include "agent/handlers/handler.h"
+#include "agent/handlers/registry.h"
+#include "agent/task_table.h"
+#include "agent/wal/wal.h"
+#include "core/task_spec.h"
+
+namespace apollo::agent {
+
+struct IntentRequest {
+  std::string task_id;
+  uint32_t attempt = 1;
+  std::string intent;
+  nlohmann::json params = nlohmann::json::object();
+  std::map<std::string, std::string> metadata;
+  std::chrono::seconds timeout{0};  // 0: none
+  Priority priority = Priority::kNormal;
+};
+
+enum class Delivery {
+  kAccepted,         // claimed, ACCEPTED logged, queued to run
+  kAlreadyRunning,   // a repeat of a claimed task
+  kAlreadyDone,      // a repeat of a succeeded task
+  kAlreadyFinished,  // a repeat of an attempt that ended otherwise
+  kRejected,         // conservative mode: no new work (REJECTED logged)
+};
+std::string_view DeliveryName(Delivery d);
+
+struct ExecutorOptions {
+  std::string node_id;
+  int max_concurrency = 4;
+  size_t max_finished = 100'000;    // finished tasks remembered for repeats
+  uint64_t checkpoint_every = 10'000;  // events between checkpoints; 0: never
+};
+
+struct TaskProgress {
+  std::string task_id;
+  uint32_t attempt = 0;
+  bool started = false;   // false: queued
+  double fraction = -1;   // -1: never reported
+  std::string message;
+};
+
+class Executor {
+ public:
+  // Starts max_concurrency worker threads. Nothing runs before Recover().
+  Executor(ExecutorOptions options, wal::Wal& wal, const HandlerRegistry& registry,
+           const Clock& clock, EventSink& sink);
+  // Shutdown(): cancels what runs, waits for the workers.
+  ~Executor();
+  Executor(const Executor&) = delete;
+  Executor& operator=(const Executor&) = delete;
+
+  // Replays the WAL (checkpoint + events since) and reports interrupted
+  // tasks. Call once, before the first Deliver. Never fails on damaged
+  // state (a bad checkpoint is reported in the returned note and skipped);
+  // fails only if the WAL cannot be written.
+  Result<std::string> Recover();
+
+  // Takes one intent. Errors: FailedPrecondition after Shutdown, or the
+  // WAL's error if the claim could not be made durable (then nothing runs).
+  Result<Delivery> Deliver(const IntentRequest& request);
+
+  // Stops (attempt 0: any attempt of) a queued or running task; it reports
+  // CANCELLED. NotFound if no such task is queued or running.
+  Status Cancel(const std::string& task_id, uint32_t attempt);
+
+  std::optional<TaskProgress> Progress(const std::string& task_id) const;
+  std::vector<TaskProgress> Running() const;
+  std::vector<LocalTask> Snapshot() const;
+  size_t queued() const;
+
+  // Conservative mode: finish what runs, start nothing queued, accept
+  // nothing new (REJECTED "conservative_mode").
+  void SetConservative(bool on);
+  bool conservative() const { return conservative_.load(); }
+
+  // Writes a checkpoint of the table now.
+  Status Checkpoint();
+
+  // Refuses new deliveries, cancels queued and running tasks (they report
+  // CANCELLED), and joins the workers. Idempotent.
+  void Shutdown();
+
+ private:
+  struct Run;
+  struct QueueEntry {
+    int priority;      // Priority enum value: lower runs first
+    uint64_t order;    // FIFO within a priority
+    std::string task_id;
+    bool operator<(const QueueEntry& o) const {  // for std::priority_queue (max-heap)
+      return priority != o.priority ? priority > o.priority : order > o.order;
+    }
+  };
+
+  // Logs `e` durably, applies it to the table and hands it to the sink.
+  Result<uint64_t> Log(Event e);
+  void WorkerLoop();
+  void Execute(const std::shared_ptr<Run>& run);
+  Event MakeEvent(const std::string& task_id, uint32_t attempt, EventType type,
+                  nlohmann::json payload) const;
+  void MaybeCheckpoint();
+
+  const ExecutorOptions options_;
+  wal::Wal& wal_;
+  const HandlerRegistry& registry_;
+  const Clock& clock_;
+  EventSink& sink_;
+
+  // Held shared while an event is appended and applied, exclusive while a
+  // checkpoint is serialised and written, so a checkpoint never misses an
+  // event logged before it.
+  std::shared_mutex checkpoint_mu_;
+  std::atomic<uint64_t> events_since_checkpoint_{0};
+
+  mutable std::mutex mu_;
+  std::condition_variable work_cv_;
+  TaskTable table_;                                     // guarded by mu_
+  std::map<std::string, std::shared_ptr<Run>> runs_;    // guarded by mu_: queued or running
+  std::priority_queue<QueueEntry> queue_;               // guarded by mu_
+  uint64_t next_order_ = 0;                             // guarded by mu_
+  bool stopping_ = false;                               // guarded by mu_
+  std::atomic<bool> conservative_{false};
+  std::vector<std::thread> workers_;
+};
+
+}  // namespace apollo::agent

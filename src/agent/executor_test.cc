@@ -1,0 +1,401 @@
+#include "agent/executor.h"
+
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <filesystem>
+#include <set>
+#include <thread>
+
+#include <gtest/gtest.h>
+
+namespace apollo::agent {
+namespace {
+
+namespace fs = std::filesystem;
+
+// Collects events as the executor hands them out.
+class FakeLink final : public EventSink {
+ public:
+  void OnDurableEvent(const Event& e) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    events_.push_back(e);
+    cv_.notify_all();
+  }
+  std::vector<Event> events() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return events_;
+  }
+  std::vector<Event> Of(const std::string& task, EventType type) const {
+    std::vector<Event> out;
+    for (const auto& e : events()) {
+      if (e.task_id == task && e.type == type) out.push_back(e);
+    }
+    return out;
+  }
+  // Waits (bounded) until an event of `type` for `task` arrived.
+  bool WaitFor(const std::string& task, EventType type,
+               std::chrono::milliseconds limit = std::chrono::seconds(20)) {
+    std::unique_lock<std::mutex> lock(mu_);
+    return cv_.wait_for(lock, limit, [&] {
+      for (const auto& e : events_) {
+        if (e.task_id == task && e.type == type) return true;
+      }
+      return false;
+    });
+  }
+
+ private:
+  mutable std::mutex mu_;
+  std::condition_variable cv_;
+  std::vector<Event> events_;
+};
+
+class ExecutorTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() /
+           ("apollo-exec-" + std::to_string(::getpid()) + "-" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(dir_);
+    auto reg = HandlerRegistry::Create(HandlerConfig{});
+    ASSERT_TRUE(reg.ok()) << reg.status().ToString();
+    registry_ = std::move(*reg);
+  }
+  void TearDown() override {
+    executor_.reset();
+    wal_.reset();
+    fs::remove_all(dir_);
+  }
+
+  void Start(int concurrency = 4, uint64_t checkpoint_every = 10'000) {
+    wal::WalOptions wo;
+    wo.node_id = "n1";
+    wo.retention = Duration(0);
+    auto w = wal::Wal::Open(dir_.string(), wo, clock_);
+    ASSERT_TRUE(w.ok()) << w.status().ToString();
+    wal_ = std::move(*w);
+    link_ = std::make_unique<FakeLink>();
+    ExecutorOptions eo;
+    eo.node_id = "n1";
+    eo.max_concurrency = concurrency;
+    eo.checkpoint_every = checkpoint_every;
+    executor_ = std::make_unique<Executor>(eo, *wal_, *registry_, clock_, *link_);
+    auto note = executor_->Recover();
+    ASSERT_TRUE(note.ok()) << note.status().ToString();
+  }
+  void Restart() {
+    executor_.reset();
+    wal_.reset();
+    Start();
+  }
+
+  // Waits (bounded) until a worker has started the task's handler.
+  bool WaitStarted(const std::string& task_id) {
+    for (int i = 0; i < 2000; ++i) {
+      auto p = executor_->Progress(task_id);
+      if (p && p->started) return true;
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    return false;
+  }
+
+  static IntentRequest Intent(std::string id, std::string intent, nlohmann::json params = {},
+                              uint32_t attempt = 1) {
+    IntentRequest r;
+    r.task_id = std::move(id);
+    r.intent = std::move(intent);
+    r.attempt = attempt;
+    r.params = params.is_null() ? nlohmann::json::object() : params;
+    return r;
+  }
+
+  fs::path dir_;
+  RealClock clock_;
+  std::unique_ptr<HandlerRegistry> registry_;
+  std::unique_ptr<wal::Wal> wal_;
+  std::unique_ptr<FakeLink> link_;
+  std::unique_ptr<Executor> executor_;
+};
+
+TEST_F(ExecutorTest, RunsATaskAndReportsDurableEventsInOrder) {
+  Start();
+  auto d = executor_->Deliver(Intent("t1", "noop"));
+  ASSERT_TRUE(d.ok());
+  EXPECT_EQ(*d, Delivery::kAccepted);
+  ASSERT_TRUE(link_->WaitFor("t1", EventType::kSucceeded));
+  auto events = link_->events();
+  ASSERT_EQ(events.size(), 2u);
+  EXPECT_EQ(events[0].type, EventType::kAccepted);
+  EXPECT_EQ(events[0].event_id(), "n1-1");
+  EXPECT_EQ(events[1].event_id(), "n1-2");
+  EXPECT_EQ(events[1].attempt, 1u);
+  // Both are in the WAL, unacknowledged, for a resend.
+  auto unacked = wal_->ReadUnacked();
+  ASSERT_TRUE(unacked.ok());
+  EXPECT_EQ(unacked->size(), 2u);
+}
+
+TEST_F(ExecutorTest, TheSameIntentDelivered100TimesConcurrentlyRunsOnce) {
+  std::atomic<int> runs{0};
+  class Counting final : public Handler {
+   public:
+    explicit Counting(std::atomic<int>* n) : n_(n) {}
+    HandlerResult Run(const HandlerContext& ctx) override {
+      n_->fetch_add(1);
+      ctx.Stop().WaitFor(std::chrono::milliseconds(200));
+      return HandlerResult::Succeeded({{"ran", true}});
+    }
+    std::atomic<int>* n_;
+  };
+  ASSERT_TRUE(registry_->Register("count", [&] { return std::make_unique<Counting>(&runs); }).ok());
+  Start(8);
+  std::vector<std::thread> threads;
+  std::atomic<int> accepted{0}, repeats{0};
+  for (int i = 0; i < 100; ++i) {
+    threads.emplace_back([&] {
+      auto d = executor_->Deliver(Intent("once", "count"));
+      ASSERT_TRUE(d.ok());
+      (*d == Delivery::kAccepted ? accepted : repeats).fetch_add(1);
+    });
+  }
+  for (auto& t : threads) t.join();
+  ASSERT_TRUE(link_->WaitFor("once", EventType::kSucceeded));
+  EXPECT_EQ(runs.load(), 1);
+  EXPECT_EQ(accepted.load(), 1);
+  EXPECT_EQ(repeats.load(), 99);
+  EXPECT_EQ(link_->Of("once", EventType::kAccepted).size(), 1u);
+  EXPECT_EQ(link_->Of("once", EventType::kSucceeded).size(), 1u);
+  // After it finished, a repeat is answered from the cache, not run.
+  auto again = executor_->Deliver(Intent("once", "count"));
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ(*again, Delivery::kAlreadyDone);
+  auto done = link_->Of("once", EventType::kAlreadyDone);
+  ASSERT_EQ(done.size(), 1u);
+  EXPECT_EQ(nlohmann::json::parse(done[0].payload)["result"]["ran"], true);
+  EXPECT_EQ(runs.load(), 1);
+}
+
+TEST_F(ExecutorTest, HigherPriorityStartsFirst) {
+  std::mutex mu;
+  std::vector<std::string> order;
+  class Recording final : public Handler {
+   public:
+    Recording(std::mutex* mu, std::vector<std::string>* order) : mu_(mu), order_(order) {}
+    HandlerResult Run(const HandlerContext& ctx) override {
+      std::lock_guard<std::mutex> lock(*mu_);
+      order_->push_back(ctx.task_id);
+      return HandlerResult::Succeeded({});
+    }
+    std::mutex* mu_;
+    std::vector<std::string>* order_;
+  };
+  ASSERT_TRUE(registry_->Register("rec", [&] { return std::make_unique<Recording>(&mu, &order); }).ok());
+  Start(1);
+  // Occupy the only slot, then queue low, normal, high.
+  ASSERT_TRUE(executor_->Deliver(Intent("blocker", "sleep", {{"seconds", 0.5}})).ok());
+  for (auto [id, p] : {std::pair{"low", Priority::kLow}, {"normal", Priority::kNormal},
+                       {"high", Priority::kHigh}, {"low2", Priority::kLow}}) {
+    IntentRequest r = Intent(id, "rec");
+    r.priority = p;
+    ASSERT_TRUE(executor_->Deliver(r).ok());
+  }
+  ASSERT_TRUE(link_->WaitFor("low2", EventType::kSucceeded));
+  EXPECT_EQ(order, (std::vector<std::string>{"high", "normal", "low", "low2"}));
+}
+
+TEST_F(ExecutorTest, CancelQueuedAndRunning) {
+  Start(1);
+  ASSERT_TRUE(executor_->Deliver(Intent("running", "sleep", {{"seconds", 60}})).ok());
+  ASSERT_TRUE(WaitStarted("running"));
+  ASSERT_TRUE(executor_->Deliver(Intent("queued", "sleep", {{"seconds", 60}})).ok());
+  EXPECT_EQ(executor_->queued(), 1u);
+  ASSERT_TRUE(executor_->Cancel("queued", 0).ok());
+  ASSERT_TRUE(link_->WaitFor("queued", EventType::kCancelled));
+  ASSERT_TRUE(executor_->Cancel("running", 1).ok());
+  ASSERT_TRUE(link_->WaitFor("running", EventType::kCancelled, std::chrono::seconds(5)));
+  EXPECT_EQ(executor_->Cancel("running", 1).code(), StatusCode::kNotFound);
+  EXPECT_EQ(executor_->Cancel("nope", 0).code(), StatusCode::kNotFound);
+}
+
+TEST_F(ExecutorTest, TimeoutAndUnknownIntent) {
+  Start();
+  IntentRequest r = Intent("slow", "sleep", {{"seconds", 30}});
+  r.timeout = std::chrono::seconds(1);
+  ASSERT_TRUE(executor_->Deliver(r).ok());
+  ASSERT_TRUE(executor_->Deliver(Intent("what", "launch_rockets")).ok());
+  ASSERT_TRUE(link_->WaitFor("what", EventType::kFailed));
+  auto failed = link_->Of("what", EventType::kFailed);
+  EXPECT_NE(failed[0].payload.find("unknown intent"), std::string::npos) << failed[0].payload;
+  ASSERT_TRUE(link_->WaitFor("slow", EventType::kTimeout, std::chrono::seconds(10)));
+}
+
+TEST_F(ExecutorTest, RestartKeepsResultsAndSequenceNumbers) {
+  Start();
+  ASSERT_TRUE(executor_->Deliver(Intent("t1", "noop")).ok());
+  ASSERT_TRUE(link_->WaitFor("t1", EventType::kSucceeded));
+  uint64_t last = wal_->last_seq();
+  Restart();
+  auto d = executor_->Deliver(Intent("t1", "noop"));
+  ASSERT_TRUE(d.ok());
+  EXPECT_EQ(*d, Delivery::kAlreadyDone);
+  auto done = link_->Of("t1", EventType::kAlreadyDone);
+  ASSERT_EQ(done.size(), 1u);
+  EXPECT_GT(done[0].sequence_number, last);
+}
+
+TEST_F(ExecutorTest, CheckpointShortensReplayButKeepsState) {
+  Start(2, /*checkpoint_every=*/5);
+  for (int i = 0; i < 10; ++i) {
+    ASSERT_TRUE(executor_->Deliver(Intent("c" + std::to_string(i), "noop")).ok());
+  }
+  ASSERT_TRUE(link_->WaitFor("c9", EventType::kSucceeded));
+  for (int i = 0; i < 10; ++i) ASSERT_TRUE(link_->WaitFor("c" + std::to_string(i), EventType::kSucceeded));
+  Restart();
+  for (int i = 0; i < 10; ++i) {
+    auto d = executor_->Deliver(Intent("c" + std::to_string(i), "noop"));
+    ASSERT_TRUE(d.ok());
+    EXPECT_EQ(*d, Delivery::kAlreadyDone) << i;
+  }
+}
+
+TEST_F(ExecutorTest, ConservativeModeRefusesNewWorkAndHoldsTheQueue) {
+  Start(1);
+  ASSERT_TRUE(executor_->Deliver(Intent("running", "sleep", {{"seconds", 0.3}})).ok());
+  ASSERT_TRUE(WaitStarted("running"));
+  ASSERT_TRUE(executor_->Deliver(Intent("queued", "noop")).ok());
+  executor_->SetConservative(true);
+  auto d = executor_->Deliver(Intent("new", "noop"));
+  ASSERT_TRUE(d.ok());
+  EXPECT_EQ(*d, Delivery::kRejected);
+  auto rejected = link_->Of("new", EventType::kRejected);
+  ASSERT_EQ(rejected.size(), 1u);
+  EXPECT_NE(rejected[0].payload.find("conservative_mode"), std::string::npos);
+  ASSERT_TRUE(link_->WaitFor("running", EventType::kSucceeded));  // finishes what runs
+  EXPECT_FALSE(link_->WaitFor("queued", EventType::kAccepted, std::chrono::milliseconds(1)) &&
+               link_->WaitFor("queued", EventType::kSucceeded, std::chrono::milliseconds(300)));
+  EXPECT_EQ(executor_->queued(), 1u);
+  executor_->SetConservative(false);
+  ASSERT_TRUE(link_->WaitFor("queued", EventType::kSucceeded));
+}
+
+// A real crash: a child process runs a `sleep` task and is killed with
+// SIGKILL while it runs. After restart the task is reported FAILED
+// (interrupted), and a retry (attempt 2) runs it again.
+TEST_F(ExecutorTest, CrashDuringSleepIsReportedInterruptedAfterRestart) {
+  int fds[2];
+  ASSERT_EQ(::pipe(fds), 0);
+  pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    ::close(fds[0]);
+    Start();
+    auto d = executor_->Deliver(Intent("nap", "sleep", {{"seconds", 300}}));
+    char ok = (d.ok() && *d == Delivery::kAccepted) ? 'A' : 'X';
+    (void)!::write(fds[1], &ok, 1);
+    ::pause();
+    ::_exit(0);
+  }
+  ::close(fds[1]);
+  char c = 0;
+  ASSERT_EQ(::read(fds[0], &c, 1), 1);
+  ::close(fds[0]);
+  ASSERT_EQ(c, 'A');
+  ASSERT_EQ(::kill(child, SIGKILL), 0);
+  int status = 0;
+  ASSERT_EQ(::waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFSIGNALED(status));
+
+  Start();
+  auto failed = link_->Of("nap", EventType::kFailed);
+  ASSERT_EQ(failed.size(), 1u);
+  EXPECT_EQ(failed[0].attempt, 1u);
+  EXPECT_EQ(nlohmann::json::parse(failed[0].payload)["error"], "interrupted by agent restart");
+  EXPECT_EQ(failed[0].sequence_number, 2u);  // after the child's ACCEPTED (seq 1)
+  // The same attempt is not run again; a retry is.
+  EXPECT_EQ(*executor_->Deliver(Intent("nap", "sleep", {{"seconds", 0}}, 1)), Delivery::kAlreadyFinished);
+  EXPECT_EQ(*executor_->Deliver(Intent("nap", "sleep", {{"seconds", 0}}, 2)), Delivery::kAccepted);
+  ASSERT_TRUE(link_->WaitFor("nap", EventType::kSucceeded));
+}
+
+// Writes every durable event's seq to a pipe, as an agent would report it.
+class PipeLink final : public EventSink {
+ public:
+  explicit PipeLink(int fd) : fd_(fd) {}
+  void OnDurableEvent(const Event& e) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    uint64_t seq = e.sequence_number;
+    (void)!::write(fd_, &seq, sizeof seq);
+  }
+
+ private:
+  std::mutex mu_;
+  int fd_;
+};
+
+// kill -9 of an agent process during a burst of transitions: every event it
+// reported durable is in the WAL after restart, and sequence numbers
+// continue above the highest one, never repeating.
+TEST_F(ExecutorTest, KilledDuringABurstLosesNothingReportedDurable) {
+  int fds[2];
+  ASSERT_EQ(::pipe(fds), 0);
+  pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    ::close(fds[0]);
+    wal::WalOptions wo;
+    wo.node_id = "n1";
+    auto w = wal::Wal::Open(dir_.string(), wo, clock_);
+    if (!w.ok()) ::_exit(3);
+    PipeLink link(fds[1]);
+    ExecutorOptions eo;
+    eo.node_id = "n1";
+    eo.max_concurrency = 8;
+    Executor ex(eo, **w, *registry_, clock_, link);
+    if (!ex.Recover().ok()) ::_exit(4);
+    std::vector<std::thread> senders;
+    for (int t = 0; t < 8; ++t) {
+      senders.emplace_back([&ex, t] {
+        for (int i = 0; i < 100'000; ++i) {
+          (void)ex.Deliver(Intent("burst-" + std::to_string(t) + "-" + std::to_string(i), "noop"));
+        }
+      });
+    }
+    for (auto& s : senders) s.join();
+    ::_exit(0);
+  }
+  ::close(fds[1]);
+  // Let the burst run until 2,000 events were reported durable, then kill.
+  std::set<uint64_t> reported;
+  uint64_t seq = 0;
+  while (reported.size() < 2000 && ::read(fds[0], &seq, sizeof seq) == sizeof seq) {
+    reported.insert(seq);
+  }
+  ASSERT_EQ(::kill(child, SIGKILL), 0);
+  ::waitpid(child, nullptr, 0);
+  while (::read(fds[0], &seq, sizeof seq) == sizeof seq) reported.insert(seq);  // drain
+  ::close(fds[0]);
+  ASSERT_GE(reported.size(), 2000u);
+
+  Start();
+  auto logged = wal_->ReadUnacked();  // nothing was acked: every event is here
+  ASSERT_TRUE(logged.ok());
+  std::set<uint64_t> in_wal;
+  for (const auto& e : *logged) {
+    EXPECT_TRUE(in_wal.insert(e.sequence_number).second) << "seq repeated: " << e.sequence_number;
+  }
+  for (uint64_t s : reported) EXPECT_TRUE(in_wal.count(s)) << "reported durable, lost: " << s;
+  // Restart reports the interrupted tasks with new, higher seqs.
+  uint64_t max_before = *reported.rbegin();
+  for (const auto& e : link_->events()) EXPECT_GT(e.sequence_number, max_before);
+  ASSERT_TRUE(executor_->Deliver(Intent("after", "noop")).ok());
+  ASSERT_TRUE(link_->WaitFor("after", EventType::kSucceeded));
+  for (const auto& e : link_->Of("after", EventType::kSucceeded)) {
+    EXPECT_GT(e.sequence_number, *in_wal.rbegin());
+  }
+}
+
+}  // namespace
+}  // namespace apollo::agent

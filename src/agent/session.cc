@@ -1,0 +1,230 @@
+#include "agent/session.h"
+
+#include <random>
+
+#include <grpcpp/grpcpp.h>
+
+#include "apollo/v1/event.pb.h"
+
+namespace apollo::agent {
+
+using apollo::v1::AgentMessage;
+using apollo::v1::CenterMessage;
+
+namespace {
+
+IntentRequest FromProto(const apollo::v1::Intent& i) {
+  IntentRequest r;
+  r.task_id = i.task_id();
+  r.attempt = i.attempt();
+  r.intent = i.intent();
+  auto params = nlohmann::json::parse(i.params_json(), nullptr, false);
+  r.params = params.is_object() ? params : nlohmann::json::object();
+  r.metadata.insert(i.metadata().begin(), i.metadata().end());
+  r.timeout = std::chrono::seconds(i.timeout_s());
+  switch (i.priority()) {
+    case apollo::v1::PRIORITY_HIGH: r.priority = Priority::kHigh; break;
+    case apollo::v1::PRIORITY_LOW: r.priority = Priority::kLow; break;
+    default: r.priority = Priority::kNormal; break;
+  }
+  return r;
+}
+
+}  // namespace
+
+Session::Session(SessionOptions options, wal::Wal& wal, const Clock& clock)
+    : options_(std::move(options)), wal_(wal), clock_(clock) {}
+
+Session::~Session() { Stop(); }
+
+void Session::Start() { thread_ = std::thread([this] { Loop(); }); }
+
+void Session::Stop() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stop_ = true;
+    writer_stop_ = true;
+    if (context_) context_->TryCancel();
+  }
+  cv_.notify_all();
+  if (thread_.joinable()) thread_.join();
+}
+
+bool Session::SleepFor(Duration d) {
+  std::unique_lock<std::mutex> lock(mu_);
+  cv_.wait_for(lock, d, [this] { return stop_; });
+  return !stop_;
+}
+
+void Session::OnDurableEvent(const Event& event) {
+  if (!connected_.load()) return;  // resent from the WAL on reconnect
+  std::lock_guard<std::mutex> lock(mu_);
+  pending_events_.push_back(event);
+  cv_.notify_all();
+}
+
+void Session::Enqueue(AgentMessage msg) {
+  std::lock_guard<std::mutex> lock(mu_);
+  out_.push_back(std::move(msg));
+  cv_.notify_all();
+}
+
+void Session::Loop() {
+  std::mt19937_64 rng(std::random_device{}());
+  Duration backoff = options_.initial_backoff;
+  auto channel = grpc::CreateChannel(options_.orchestrator, grpc::InsecureChannelCredentials());
+  auto stub = apollo::v1::AgentGateway::NewStub(channel);
+  for (;;) {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (stop_) return;
+    }
+    TimePoint started = clock_.Now();
+    RunSession(*stub);
+    // A session that lasted a while resets the backoff; a quick failure
+    // doubles it. Full jitter spreads a fleet's reconnects.
+    if (clock_.Now() - started > std::chrono::seconds(10)) backoff = options_.initial_backoff;
+    std::uniform_int_distribution<int64_t> jitter(0, backoff.count());
+    if (!SleepFor(Duration(jitter(rng)))) return;
+    backoff = std::min(backoff * 2, options_.max_backoff);
+  }
+}
+
+void Session::RunSession(apollo::v1::AgentGateway::Stub& stub) {
+  grpc::ClientContext* ctx;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (stop_) return;
+    context_ = std::make_unique<grpc::ClientContext>();
+    ctx = context_.get();
+  }
+  std::unique_ptr<Stream> stream = stub.Connect(ctx);
+  AgentMessage hello;
+  auto* h = hello.mutable_hello();
+  h->set_node_id(options_.node_id);
+  h->mutable_labels()->insert(options_.labels.begin(), options_.labels.end());
+  for (const auto& g : options_.groups) h->add_groups(g);
+  for (const auto& i : options_.intents) h->add_intents(i);
+  h->set_agent_version(options_.agent_version);
+  h->set_durable_seq(wal_.last_seq());
+  h->set_acked_seq(wal_.acked_seq());
+  if (executor_ && executor_->conservative()) h->set_mode(apollo::v1::AGENT_MODE_CONSERVATIVE);
+  CenterMessage welcome;
+  if (!stream->Write(hello) || !stream->Read(&welcome) || !welcome.has_welcome()) {
+    stream->Finish();
+    return;
+  }
+  // The store holds everything up to stored_seq: those can leave the WAL.
+  uint64_t stored = std::min(welcome.welcome().stored_seq(), wal_.last_seq());
+  if (stored > wal_.acked_seq()) (void)wal_.MarkAcked(stored);
+  sessions_.fetch_add(1);
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    writer_stop_ = false;
+    out_.clear();
+    pending_events_.clear();
+  }
+  connected_.store(true);
+  // Resend what the store lacks, then live events (duplicates are harmless:
+  // the store deduplicates by event_id).
+  if (auto backlog = wal_.ReadUnacked(); backlog.ok()) {
+    std::lock_guard<std::mutex> lock(mu_);
+    pending_events_.insert(pending_events_.begin(), backlog->begin(), backlog->end());
+  }
+  std::thread writer([this, s = stream.get()] { WriterLoop(s); });
+  CenterMessage msg;
+  while (stream->Read(&msg)) Handle(msg);
+  connected_.store(false);
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    writer_stop_ = true;
+  }
+  cv_.notify_all();
+  ctx->TryCancel();
+  writer.join();
+  stream->Finish();
+}
+
+AgentMessage Session::Heartbeat() const {
+  AgentMessage m;
+  auto* hb = m.mutable_heartbeat();
+  hb->set_timestamp_us(ToUnixMicros(clock_.Now()));
+  if (executor_) {
+    for (const auto& p : executor_->Running()) {
+      auto* r = hb->add_running();
+      r->set_task_id(p.task_id);
+      r->set_attempt(p.attempt);
+      r->set_progress(p.fraction);
+    }
+    hb->set_queued(static_cast<uint32_t>(executor_->queued()));
+    if (executor_->conservative()) hb->set_mode(apollo::v1::AGENT_MODE_CONSERVATIVE);
+  }
+  return m;
+}
+
+void Session::WriterLoop(Stream* stream) {
+  TimePoint next_heartbeat = clock_.Now() + options_.heartbeat_interval;
+  for (;;) {
+    std::deque<AgentMessage> out;
+    std::vector<Event> events;
+    {
+      std::unique_lock<std::mutex> lock(mu_);
+      cv_.wait_for(lock, std::chrono::milliseconds(200), [this] {
+        return writer_stop_ || !out_.empty() || !pending_events_.empty();
+      });
+      if (writer_stop_) return;
+      out.swap(out_);
+      events.swap(pending_events_);
+    }
+    for (size_t i = 0; i < events.size(); i += options_.max_batch) {
+      AgentMessage m;
+      size_t end = std::min(events.size(), i + options_.max_batch);
+      for (size_t k = i; k < end; ++k) EventToProto(events[k], m.mutable_events()->add_events());
+      if (!stream->Write(m)) return;
+    }
+    for (auto& m : out) {
+      if (!stream->Write(m)) return;
+    }
+    if (clock_.Now() >= next_heartbeat) {
+      if (!stream->Write(Heartbeat())) return;
+      next_heartbeat = clock_.Now() + options_.heartbeat_interval;
+    }
+  }
+}
+
+void Session::Handle(const CenterMessage& msg) {
+  switch (msg.msg_case()) {
+    case CenterMessage::kIntents:
+      for (const auto& i : msg.intents().intents()) {
+        if (executor_) (void)executor_->Deliver(FromProto(i));
+      }
+      break;
+    case CenterMessage::kAck: {
+      uint64_t seq = std::min(msg.ack().acked_seq(), wal_.last_seq());
+      if (seq > wal_.acked_seq()) (void)wal_.MarkAcked(seq);
+      break;
+    }
+    case CenterMessage::kCancel:
+      if (executor_) (void)executor_->Cancel(msg.cancel().task_id(), msg.cancel().attempt());
+      break;
+    case CenterMessage::kProgressQuery: {
+      AgentMessage reply;
+      auto* r = reply.mutable_progress();
+      r->set_task_id(msg.progress_query().task_id());
+      r->set_attempt(msg.progress_query().attempt());
+      r->set_fraction(-1);
+      if (executor_) {
+        if (auto p = executor_->Progress(msg.progress_query().task_id())) {
+          r->set_running(true);
+          r->set_fraction(p->fraction);
+          r->set_message(p->message);
+        }
+      }
+      Enqueue(std::move(reply));
+      break;
+    }
+    default: break;
+  }
+}
+
+}  // namespace apollo::agent

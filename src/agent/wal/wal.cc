@@ -1,0 +1,319 @@
+#include "agent/wal/wal.h"
+
+#include <algorithm>
+
+#include "agent/wal/record.h"
+
+namespace apollo::wal {
+namespace {
+
+// Counts a thread inside an append call for the writer's gathering (see
+// Wal::GatherLocked).
+class AppenderScope {
+ public:
+  explicit AppenderScope(std::atomic<uint64_t>& n) : n_(n) { n_.fetch_add(1); }
+  ~AppenderScope() { n_.fetch_sub(1); }
+  AppenderScope(const AppenderScope&) = delete;
+  AppenderScope& operator=(const AppenderScope&) = delete;
+
+ private:
+  std::atomic<uint64_t>& n_;
+};
+
+// Gathering never waits longer than this, whatever the disk does.
+constexpr auto kMaxGather = std::chrono::milliseconds(2);
+constexpr auto kGatherPoll = std::chrono::microseconds(50);
+
+}  // namespace
+
+// One group commit: everything queued while the previous one was written.
+struct Wal::Batch {
+  std::string data;
+  uint64_t id = 0;
+  uint64_t records = 0;
+  uint64_t max_event_seq = 0;
+  bool checkpoint = false;
+  uint64_t last_seq = 0;  // high-water seq when the batch was cut
+  uint64_t acked = 0;     // acked watermark when the batch was cut
+};
+
+Result<std::unique_ptr<Wal>> Wal::Open(const std::string& dir, const WalOptions& options,
+                                       const Clock& clock) {
+  if (options.segment_size == 0) {
+    return Status::InvalidArgument("segment_size must be > 0");
+  }
+  if (options.retention.count() < 0) {
+    return Status::InvalidArgument("negative retention");
+  }
+  APOLLO_RETURN_IF_ERROR(CreateDirs(dir));
+  Result<UniqueFd> lock = LockFile(JoinPath(dir, "LOCK"));
+  if (!lock.ok()) {
+    return lock.status();
+  }
+  Result<RecoveredLog> log = RecoverLog(dir);
+  if (!log.ok()) {
+    return log.status().WithPrefix("WAL " + dir);
+  }
+  if (!options.archive_dir.empty()) {
+    APOLLO_RETURN_IF_ERROR(CreateDirs(options.archive_dir));
+  }
+  uint64_t next_index = log->segments.empty() ? 1 : log->segments.back().index + 1;
+  // `new` because the constructor is private; ownership passes at once.
+  std::unique_ptr<Wal> wal(new Wal(dir, options, clock, std::move(*log)));
+  wal->lock_fd_ = std::move(*lock);
+  std::string prefix;
+  APOLLO_RETURN_IF_ERROR(wal->StartSegment(next_index, wal->last_seq_, wal->acked_seq_, &prefix));
+  APOLLO_RETURN_IF_ERROR(
+      WriteAll(wal->active_fd_.get(), prefix.data(), prefix.size(), wal->active_path_));
+  APOLLO_RETURN_IF_ERROR(DataSync(wal->active_fd_.get(), wal->active_path_));
+  wal->active_size_ = prefix.size();
+  {
+    std::lock_guard<std::mutex> l(wal->mu_);
+    wal->segments_.back().size = prefix.size();
+  }
+  wal->writer_ = std::thread([w = wal.get()] { w->WriterLoop(); });
+  return wal;
+}
+
+Wal::Wal(std::string dir, const WalOptions& options, const Clock& clock, RecoveredLog log)
+    : dir_(std::move(dir)),
+      options_(options),
+      clock_(clock),
+      report_(std::move(log.report)),
+      recovered_(std::move(log.state)),
+      last_seq_(recovered_.last_seq),
+      acked_seq_(recovered_.acked_seq),
+      segments_(std::move(log.segments)),
+      checkpoint_segment_(log.checkpoint_segment),
+      written_last_seq_(recovered_.last_seq) {}
+
+Wal::~Wal() { (void)Close(); }
+
+Status Wal::Close() {
+  std::lock_guard<std::mutex> c(close_mu_);
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    closing_ = true;
+  }
+  work_cv_.notify_one();
+  if (writer_.joinable()) {
+    writer_.join();
+  }
+  active_fd_ = UniqueFd();
+  lock_fd_ = UniqueFd();  // closing the descriptor releases the flock
+  std::lock_guard<std::mutex> l(mu_);
+  return failed_;
+}
+
+Status Wal::StartSegment(uint64_t index, uint64_t last_seq, uint64_t acked, std::string* prefix) {
+  std::string path = JoinPath(dir_, SegmentFileName(index));
+  Result<UniqueFd> fd = CreateAppendFile(path);
+  if (!fd.ok()) {
+    return fd.status();
+  }
+  // The new name must be durable before anything in it is acknowledged.
+  APOLLO_RETURN_IF_ERROR(SyncDir(dir_));
+  active_fd_ = std::move(*fd);
+  active_path_ = std::move(path);
+  active_index_ = index;
+  active_size_ = 0;
+  AppendRecord(prefix, RecordType::kSegmentHeader, last_seq,
+               EncodeSegmentHeader({index, last_seq, acked}));
+  std::lock_guard<std::mutex> l(mu_);
+  segments_.push_back({index, 0, 0});
+  return Status::Ok();
+}
+
+RecoveredState Wal::TakeRecoveredState() {
+  std::lock_guard<std::mutex> l(mu_);
+  RecoveredState out = std::move(recovered_);
+  recovered_ = RecoveredState{};
+  return out;
+}
+
+Status Wal::UsableLocked() const {
+  if (!failed_.ok()) {
+    return Status::FailedPrecondition("WAL failed: " + failed_.ToString());
+  }
+  if (closing_) {
+    return Status::FailedPrecondition("WAL closed");
+  }
+  return Status::Ok();
+}
+
+uint64_t Wal::EnqueueLocked(RecordType type, uint64_t seq, std::string_view payload) {
+  bool was_empty = pending_.empty();
+  AppendRecord(&pending_, type, seq, payload);
+  ++pending_records_;
+  // The writer sleeps on work_cv_ while nothing is pending, or while it
+  // gathers a batch (GatherLocked) until every appender has queued.
+  if (was_empty || pending_records_ >= appenders_.load()) {
+    work_cv_.notify_one();
+  }
+  return pending_batch_;
+}
+
+Status Wal::WaitDurable(std::unique_lock<std::mutex>& lock, uint64_t batch) {
+  lock.unlock();
+  uint64_t seen = progress_.load(std::memory_order_acquire);
+  while ((seen & ~kFailedBit) < batch && (seen & kFailedBit) == 0) {
+    progress_.wait(seen, std::memory_order_acquire);
+    seen = progress_.load(std::memory_order_acquire);
+  }
+  if ((seen & ~kFailedBit) >= batch) {
+    return Status::Ok();
+  }
+  std::lock_guard<std::mutex> l(mu_);
+  return Status::FailedPrecondition("WAL failed: " + failed_.ToString());
+}
+
+Result<uint64_t> Wal::Submit(RecordType type, std::string_view payload) {
+  if (payload.size() > kMaxPayloadSize) {
+    return Status::InvalidArgument("WAL record payload exceeds kMaxPayloadSize");
+  }
+  AppenderScope scope(appenders_);
+  std::unique_lock<std::mutex> l(mu_);
+  APOLLO_RETURN_IF_ERROR(UsableLocked());
+  uint64_t seq = last_seq_;
+  if (type == RecordType::kCheckpoint) {
+    pending_checkpoint_ = true;
+  }
+  uint64_t batch = EnqueueLocked(type, seq, payload);
+  APOLLO_RETURN_IF_ERROR(WaitDurable(l, batch));
+  return seq;
+}
+
+Result<uint64_t> Wal::Append(RecordType type, std::string_view payload) {
+  uint8_t t = static_cast<uint8_t>(type);
+  if (type != RecordType::kClaim && type != RecordType::kState && t < kFirstUserRecordType) {
+    return Status::InvalidArgument("Append takes CLAIM, STATE or a user record type, not " +
+                                   std::to_string(t));
+  }
+  return Submit(type, payload);
+}
+
+Result<uint64_t> Wal::AppendEvent(Event event) {
+  if (!options_.node_id.empty()) {
+    if (event.node_id.empty()) {
+      event.node_id = options_.node_id;
+    }
+    if (event.node_id != options_.node_id) {
+      return Status::InvalidArgument("event of node " + event.node_id + " in the WAL of node " +
+                                     options_.node_id);
+    }
+  }
+  if (event.timestamp == TimePoint{}) {
+    event.timestamp = clock_.Now();
+  }
+  event.sequence_number = 1;  // placeholder: the real one is assigned below
+  APOLLO_RETURN_IF_ERROR(ValidateEvent(event));
+  AppenderScope scope(appenders_);
+  std::unique_lock<std::mutex> l(mu_);
+  APOLLO_RETURN_IF_ERROR(UsableLocked());
+  // Assigned and queued under one lock, so log order is seq order.
+  uint64_t seq = last_seq_ + 1;
+  event.sequence_number = seq;
+  std::string bytes = EncodeEvent(event);
+  if (bytes.size() > kMaxPayloadSize) {
+    return Status::InvalidArgument("event too large");
+  }
+  last_seq_ = seq;
+  pending_max_event_seq_ = seq;
+  uint64_t batch = EnqueueLocked(RecordType::kEvent, seq, bytes);
+  APOLLO_RETURN_IF_ERROR(WaitDurable(l, batch));
+  return seq;
+}
+
+void Wal::GatherLocked(std::unique_lock<std::mutex>& lock) {
+  // steady_clock, not the injected Clock: this is a latency heuristic on a
+  // real disk; no outcome depends on it, and a ManualClock would never let
+  // the deadline pass.
+  using Steady = std::chrono::steady_clock;
+  const Steady::time_point deadline =
+      Steady::now() + std::min<Steady::duration>(last_sync_time_, kMaxGather);
+  while (!closing_ && pending_records_ < appenders_.load() && Steady::now() < deadline) {
+    work_cv_.wait_until(lock, std::min(deadline, Steady::now() + kGatherPoll));
+  }
+}
+
+void Wal::WriterLoop() {
+  Batch b;
+  std::unique_lock<std::mutex> l(mu_);
+  for (;;) {
+    work_cv_.wait(l, [&] { return !pending_.empty() || closing_; });
+    if (pending_.empty()) {
+      return;  // closing and drained
+    }
+    GatherLocked(l);
+    b.data.clear();
+    b.data.swap(pending_);  // pending_ inherits the old buffer's capacity
+    b.id = pending_batch_++;
+    b.records = std::exchange(pending_records_, 0);
+    b.max_event_seq = std::exchange(pending_max_event_seq_, 0);
+    b.checkpoint = std::exchange(pending_checkpoint_, false);
+    b.last_seq = last_seq_;
+    b.acked = acked_seq_;
+    Status s = failed_;
+    if (s.ok()) {
+      l.unlock();
+      s = WriteBatch(b);
+      l.lock();
+    }
+    if (s.ok()) {
+      progress_.store(b.id, std::memory_order_release);
+      SegmentMeta& seg = segments_.back();
+      seg.size = active_size_;
+      seg.max_event_seq = std::max(seg.max_event_seq, b.max_event_seq);
+      if (b.checkpoint) {
+        checkpoint_segment_ = seg.index;
+      }
+      stats_.records += b.records;
+      stats_.bytes += b.data.size();
+      ++stats_.syncs;
+    } else if (failed_.ok()) {
+      failed_ = s;
+      progress_.fetch_or(kFailedBit, std::memory_order_release);
+    }
+    progress_.notify_all();
+  }
+}
+
+Status Wal::WriteBatch(const Batch& batch) {
+  std::string prefix;
+  if (active_size_ >= options_.segment_size) {
+    // The active segment is already synced (every batch is), so rotating
+    // needs no extra fdatasync of the old file.
+    APOLLO_RETURN_IF_ERROR(
+        StartSegment(active_index_ + 1, written_last_seq_, batch.acked, &prefix));
+  }
+  if (!prefix.empty()) {
+    APOLLO_RETURN_IF_ERROR(WriteAll(active_fd_.get(), prefix.data(), prefix.size(), active_path_));
+  }
+  APOLLO_RETURN_IF_ERROR(
+      WriteAll(active_fd_.get(), batch.data.data(), batch.data.size(), active_path_));
+  auto sync_start = std::chrono::steady_clock::now();
+  APOLLO_RETURN_IF_ERROR(DataSync(active_fd_.get(), active_path_));
+  last_sync_time_ = std::chrono::steady_clock::now() - sync_start;
+  active_size_ += prefix.size() + batch.data.size();
+  written_last_seq_ = batch.last_seq;
+  return Status::Ok();
+}
+
+uint64_t Wal::last_seq() const {
+  std::lock_guard<std::mutex> l(mu_);
+  return last_seq_;
+}
+
+uint64_t Wal::acked_seq() const {
+  std::lock_guard<std::mutex> l(mu_);
+  return acked_seq_;
+}
+
+WalStats Wal::stats() const {
+  std::lock_guard<std::mutex> l(mu_);
+  WalStats s = stats_;
+  s.segments = segments_.size();
+  return s;
+}
+
+}  // namespace apollo::wal

@@ -1,0 +1,214 @@
+#pragma once
+
+// The edge agent's write-ahead log: durable, checksummed records in segment
+// files under one directory, with group commit, crash recovery, per-node
+// sequence numbers, acknowledgement and retention. Format and recovery rules:
+// docs/wal_format.md.
+//
+// Durability: every Append*/MarkAcked/Checkpoint call blocks until its record
+// has been written and fdatasync'ed (group commit: one writer thread batches
+// whatever concurrent callers queued while the previous fdatasync ran, so
+// N concurrent appenders share one fdatasync). There is no asynchronous
+// completion: callers that must not block append from their own thread. When such a call returns OK
+// the record survives a crash of the process or the machine.
+//
+// Errors: no exceptions. Open fails only on real I/O errors (permission
+// denied, not a directory, ...), never on damaged contents: damage is
+// reported in recovery_report(). A failed write or fdatasync makes the Wal
+// unusable (every later call returns FailedPrecondition carrying the first
+// error): after a failed fsync the kernel may have dropped the dirty pages,
+// so retrying cannot be trusted; reopen the directory to recover.
+//
+// Thread-safety: every public method is safe to call concurrently. Only one
+// Wal may use a directory at a time: Open takes an exclusive flock on
+// "<dir>/LOCK" (released by Close, or by the kernel when the process dies)
+// and fails with FailedPrecondition while another Wal holds it.
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <thread>
+#include <vector>
+
+#include "agent/wal/file_util.h"
+#include "agent/wal/recovery.h"
+#include "agent/wal/wal_format.h"
+#include "core/clock.h"
+#include "core/event.h"
+#include "core/status.h"
+
+namespace apollo::wal {
+
+struct WalOptions {
+  // A segment is closed and a new one started once it reaches this size.
+  uint64_t segment_size = kDefaultSegmentSize;
+  // How long a segment that became removable (all its events acked, and
+  // older than the last checkpoint) is kept before removal. 0: at once.
+  // Measured on the injected Clock from when this process first saw it
+  // removable, so a restart restarts the wait (errs on keeping).
+  Duration retention = std::chrono::hours(24 * 7);
+  // Empty: removable segments are deleted. Otherwise they are renamed into
+  // this directory (created if missing; must be on the same filesystem).
+  std::string archive_dir;
+  // true: segments are removable only once older than the segment holding
+  // the last checkpoint (their state records are covered by it). false: acks
+  // alone decide (for users that keep no state in the log).
+  bool require_checkpoint = true;
+  // If set, AppendEvent fills an empty Event::node_id with it and rejects
+  // events of any other node (seqs are per node: one WAL per node).
+  std::string node_id;
+};
+
+struct WalStats {
+  uint64_t records = 0;   // records appended since Open (segment headers excluded)
+  uint64_t bytes = 0;     // bytes written since Open
+  uint64_t syncs = 0;     // fdatasync calls since Open (group commits)
+  uint64_t segments = 0;  // live segment files
+};
+
+class Wal final {
+ public:
+  // Recovers `dir` (created if missing) and starts a new segment for
+  // appends. `clock` must outlive the Wal. Errors: FailedPrecondition if
+  // the directory is in use; I/O errors (PermissionDenied, Unavailable, ...).
+  static Result<std::unique_ptr<Wal>> Open(const std::string& dir, const WalOptions& options,
+                                           const Clock& clock);
+
+  // Completes every queued append, then stops the writer thread.
+  ~Wal();
+  Wal(const Wal&) = delete;
+  Wal& operator=(const Wal&) = delete;
+
+  // What Open found: records read, bytes truncated, corrupt regions.
+  const RecoveryReport& recovery_report() const { return report_; }
+
+  // The replay state found by Open (checkpoint, records since it, seqs).
+  // Moves it out: the second call returns an empty state.
+  RecoveredState TakeRecoveredState();
+
+  // Appends an opaque record of `type` (kClaim, kState or a user type >=
+  // kFirstUserRecordType) and waits until it is durable. Returns the record's
+  // seq field (the highest event seq assigned so far). InvalidArgument for
+  // the types with their own method (EVENT, CHECKPOINT, ACK, segment header)
+  // or a payload over kMaxPayloadSize.
+  Result<uint64_t> Append(RecordType type, std::string_view payload);
+
+  // Assigns the next sequence number to `event` (its sequence_number is
+  // ignored; an empty node_id is filled from WalOptions::node_id and a zero
+  // timestamp from the Clock), encodes it with apollo::EncodeEvent, and waits until durable.
+  // Returns the assigned seq; the event id is MakeEventId(node_id, seq).
+  // Seqs are strictly increasing across restarts. InvalidArgument if the
+  // event fails ValidateEvent or names a node other than WalOptions::node_id.
+  Result<uint64_t> AppendEvent(Event event);
+
+  // The center durably stored every event up to `seq`. Logs the watermark
+  // (durably) and removes segments that became removable (see WalOptions).
+  // A watermark at or below the current one is a no-op; InvalidArgument if
+  // `seq` exceeds the last assigned seq. An error from removing segments is
+  // returned after the ack itself is durable; retrying is harmless.
+  Status MarkAcked(uint64_t seq);
+
+  // Writes a CHECKPOINT record of `snapshot` (durably): replay after a
+  // restart starts from it, and older segments become removable once acked.
+  // InvalidArgument if the snapshot exceeds kMaxPayloadSize (16 MiB).
+  Status Checkpoint(std::string_view snapshot);
+
+  // Durable events with seq > acked_seq(), in seq order, read from the
+  // segment files. Events in corrupt regions are missing (they were reported
+  // at Open); checksummed bytes that do not decode are skipped likewise.
+  Result<std::vector<Event>> ReadUnacked() const;
+
+  // Like ReadUnacked but bounded, for resending in chunks: durable events
+  // with seq > after_seq (and > acked_seq()), at most max_events of them.
+  Result<std::vector<Event>> ReadEventsAfter(uint64_t after_seq, size_t max_events) const;
+
+  // Removes (or archives) segments whose retention has expired. Called by
+  // MarkAcked and Checkpoint; call it periodically when retention > 0.
+  Status RemoveObsoleteSegments();
+
+  uint64_t last_seq() const;
+  uint64_t acked_seq() const;
+  WalStats stats() const;
+
+  // Flushes, stops the writer and returns the first write error, if any.
+  // Later calls fail with FailedPrecondition. Idempotent.
+  Status Close();
+
+ private:
+  struct Batch;
+  Wal(std::string dir, const WalOptions& options, const Clock& clock, RecoveredLog log);
+
+  // Creates segment `index`, makes it the active one and appends its header
+  // record to *prefix (written with the next batch). Writer thread or Open.
+  Status StartSegment(uint64_t index, uint64_t last_seq, uint64_t acked, std::string* prefix);
+  // Queues a framed record; returns the batch id it will be written in.
+  // Requires mu_ held and UsableLocked() OK.
+  uint64_t EnqueueLocked(RecordType type, uint64_t seq, std::string_view payload);
+  // Queues a framed record and waits for its group commit.
+  Result<uint64_t> Submit(RecordType type, std::string_view payload);
+  // Releases `lock` (mu_) and waits until batch `batch` is durable or the
+  // WAL failed. Returns without mu_ held.
+  Status WaitDurable(std::unique_lock<std::mutex>& lock, uint64_t batch);
+  void WriterLoop();
+  // Before cutting a batch, waits (briefly, bounded by the last fdatasync's
+  // duration) until every thread inside an append call has queued its
+  // record, so concurrent appenders share one fdatasync instead of splitting
+  // into two alternating cohorts. Requires mu_ held (through `lock`).
+  void GatherLocked(std::unique_lock<std::mutex>& lock);
+  Status WriteBatch(const Batch& batch);
+  Status UsableLocked() const;
+  Status RemoveSegmentFiles(const std::vector<uint64_t>& indexes);
+
+  const std::string dir_;
+  const WalOptions options_;
+  const Clock& clock_;
+  RecoveryReport report_;
+
+  mutable std::mutex mu_;
+  std::condition_variable work_cv_;     // the writer waits for work (with mu_)
+  RecoveredState recovered_;            // guarded by mu_
+  std::string pending_;                 // guarded by mu_: framed records not yet written
+  uint64_t pending_records_ = 0;        // guarded by mu_
+  uint64_t pending_max_event_seq_ = 0;  // guarded by mu_
+  bool pending_checkpoint_ = false;     // guarded by mu_
+  uint64_t pending_batch_ = 1;          // guarded by mu_: id the queued records will get
+  // Highest batch id written and synced, plus kFailedBit once a write
+  // failed. Written by the writer thread; appenders wait on it with
+  // std::atomic::wait, so waking 256 of them needs no mutex hand-off.
+  static constexpr uint64_t kFailedBit = 1ull << 63;
+  std::atomic<uint64_t> progress_{0};
+  // Threads currently inside Append/AppendEvent/MarkAcked/Checkpoint.
+  std::atomic<uint64_t> appenders_{0};
+  // Duration of the last fdatasync; written and read by the writer thread only.
+  std::chrono::steady_clock::duration last_sync_time_{};
+  uint64_t last_seq_ = 0;                          // guarded by mu_
+  uint64_t acked_seq_ = 0;                         // guarded by mu_
+  std::vector<SegmentMeta> segments_;              // guarded by mu_; back() is the active one
+  uint64_t checkpoint_segment_ = 0;                // guarded by mu_
+  std::map<uint64_t, TimePoint> removable_since_;  // guarded by mu_
+  Status failed_;                                  // guarded by mu_: first write error
+  bool closing_ = false;                           // guarded by mu_
+  WalStats stats_;                                 // guarded by mu_ (segments computed on read)
+
+  std::mutex gc_mu_;     // serialises RemoveObsoleteSegments
+  std::mutex close_mu_;  // serialises Close (joining the writer)
+
+  UniqueFd lock_fd_;  // holds the directory's flock; set by Open, reset by Close
+
+  // Owned by the writer thread only (Open sets them before it starts).
+  UniqueFd active_fd_;
+  std::string active_path_;
+  uint64_t active_index_ = 0;
+  uint64_t active_size_ = 0;
+  uint64_t written_last_seq_ = 0;
+
+  std::thread writer_;  // last member: started once the rest is built
+};
+
+}  // namespace apollo::wal

@@ -1,0 +1,224 @@
+// Wal: round trip, seqs across reopen, rotation, concurrency, API contracts.
+
+#include "agent/wal/wal.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <set>
+#include <thread>
+
+#include "agent/wal/wal_test_util.h"
+
+namespace apollo::wal {
+namespace {
+
+using testing::MakeEvent;
+using testing::SegmentFiles;
+using testing::TempDir;
+
+std::unique_ptr<Wal> OpenOrDie(const std::string& dir, const WalOptions& opts, const Clock& clock) {
+  Result<std::unique_ptr<Wal>> w = Wal::Open(dir, opts, clock);
+  EXPECT_TRUE(w.ok()) << w.status().ToString();
+  return w.ok() ? std::move(*w) : nullptr;
+}
+
+TEST(Wal, RoundTrip) {
+  TempDir tmp;
+  ManualClock clock;
+  std::vector<Event> written;
+  {
+    auto wal = OpenOrDie(tmp.path(), {}, clock);
+    ASSERT_TRUE(wal);
+    EXPECT_FALSE(wal->recovery_report().data_loss());
+    for (int i = 0; i < 20; ++i) {
+      Event e = MakeEvent(i);
+      Result<uint64_t> seq = wal->AppendEvent(e);
+      ASSERT_TRUE(seq.ok()) << seq.status().ToString();
+      EXPECT_EQ(*seq, static_cast<uint64_t>(i + 1));
+      e.sequence_number = *seq;
+      written.push_back(e);
+      ASSERT_TRUE(wal->Append(RecordType::kState, "state " + std::to_string(i)).ok());
+    }
+    ASSERT_TRUE(wal->Close().ok());
+  }
+  auto wal = OpenOrDie(tmp.path(), {}, clock);
+  ASSERT_TRUE(wal);
+  const RecoveryReport& rep = wal->recovery_report();
+  EXPECT_EQ(rep.last_seq, 20u);
+  EXPECT_EQ(rep.bytes_truncated, 0u);
+  EXPECT_TRUE(rep.corrupt_regions.empty());
+  RecoveredState st = wal->TakeRecoveredState();
+  EXPECT_FALSE(st.checkpoint.has_value());
+  ASSERT_EQ(st.since_checkpoint.size(), 40u);
+  for (size_t i = 0; i < 20; ++i) {
+    const WalRecord& ev = st.since_checkpoint[2 * i];
+    EXPECT_EQ(ev.type, RecordType::kEvent);
+    EXPECT_EQ(ev.seq, static_cast<uint64_t>(i + 1));
+    Result<Event> decoded = DecodeEvent(ev.payload);
+    ASSERT_TRUE(decoded.ok());
+    EXPECT_EQ(*decoded, written[i]);
+    EXPECT_EQ(st.since_checkpoint[2 * i + 1].payload, "state " + std::to_string(i));
+  }
+  Result<std::vector<Event>> unacked = wal->ReadUnacked();
+  ASSERT_TRUE(unacked.ok());
+  EXPECT_EQ(*unacked, written);
+  EXPECT_EQ(written[3].event_id(), "node-1-4");
+}
+
+TEST(Wal, SeqMonotonicAcrossReopen) {
+  TempDir tmp;
+  ManualClock clock;
+  uint64_t last = 0;
+  for (int round = 0; round < 5; ++round) {
+    auto wal = OpenOrDie(tmp.path(), {}, clock);
+    ASSERT_TRUE(wal);
+    EXPECT_EQ(wal->last_seq(), last);
+    for (int i = 0; i < 3; ++i) {
+      Result<uint64_t> seq = wal->AppendEvent(MakeEvent(i));
+      ASSERT_TRUE(seq.ok());
+      EXPECT_EQ(*seq, last + 1);
+      last = *seq;
+    }
+  }
+  EXPECT_EQ(last, 15u);
+}
+
+TEST(Wal, RotatesAndReadsEverySegment) {
+  TempDir tmp;
+  ManualClock clock;
+  WalOptions opts;
+  opts.segment_size = 2048;
+  {
+    auto wal = OpenOrDie(tmp.path(), opts, clock);
+    ASSERT_TRUE(wal);
+    for (int i = 0; i < 200; ++i) {
+      ASSERT_TRUE(wal->AppendEvent(MakeEvent(i)).ok());
+    }
+    EXPECT_GT(wal->stats().segments, 5u);
+  }
+  std::vector<std::string> files = SegmentFiles(tmp.path());
+  EXPECT_GT(files.size(), 5u);
+  auto wal = OpenOrDie(tmp.path(), opts, clock);
+  ASSERT_TRUE(wal);
+  EXPECT_EQ(wal->recovery_report().segments_read, files.size());
+  Result<std::vector<Event>> events = wal->ReadUnacked();
+  ASSERT_TRUE(events.ok());
+  ASSERT_EQ(events->size(), 200u);
+  for (size_t i = 0; i < events->size(); ++i) {
+    EXPECT_EQ((*events)[i].sequence_number, i + 1);
+  }
+  EXPECT_EQ(*wal->AppendEvent(MakeEvent(0)), 201u);
+}
+
+TEST(Wal, ConcurrentAppendersAreDurableWithDistinctSeqs) {
+  TempDir tmp;
+  ManualClock clock;
+  constexpr int kThreads = 64, kPerThread = 50;
+  std::vector<std::vector<uint64_t>> seqs(kThreads);
+  uint64_t syncs = 0;
+  {
+    auto wal = OpenOrDie(tmp.path(), {}, clock);
+    ASSERT_TRUE(wal);
+    std::vector<std::thread> threads;
+    threads.reserve(kThreads);
+    for (int t = 0; t < kThreads; ++t) {
+      threads.emplace_back([&, t] {
+        for (int i = 0; i < kPerThread; ++i) {
+          Result<uint64_t> s = wal->AppendEvent(MakeEvent(t * 1000 + i));
+          if (s.ok()) {
+            seqs[t].push_back(*s);
+          }
+        }
+      });
+    }
+    for (std::thread& th : threads) {
+      th.join();
+    }
+    syncs = wal->stats().syncs;
+  }
+  std::set<uint64_t> all;
+  for (const auto& v : seqs) {
+    EXPECT_EQ(v.size(), static_cast<size_t>(kPerThread));
+    EXPECT_TRUE(std::is_sorted(v.begin(), v.end()));
+    all.insert(v.begin(), v.end());
+  }
+  EXPECT_EQ(all.size(), static_cast<size_t>(kThreads * kPerThread));
+  EXPECT_EQ(*all.rbegin(), static_cast<uint64_t>(kThreads * kPerThread));
+  EXPECT_LT(syncs, static_cast<uint64_t>(kThreads * kPerThread));  // group commit happened
+  auto wal = OpenOrDie(tmp.path(), {}, clock);
+  ASSERT_TRUE(wal);
+  Result<std::vector<Event>> events = wal->ReadUnacked();
+  ASSERT_TRUE(events.ok());
+  ASSERT_EQ(events->size(), all.size());
+  for (const Event& e : *events) {
+    EXPECT_TRUE(all.count(e.sequence_number));
+  }
+}
+
+TEST(Wal, AppendRejectsReservedTypesAndBadEvents) {
+  TempDir tmp;
+  ManualClock clock;
+  auto wal = OpenOrDie(tmp.path(), {}, clock);
+  ASSERT_TRUE(wal);
+  EXPECT_EQ(wal->Append(RecordType::kEvent, "x").status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(wal->Append(RecordType::kAck, "x").status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(wal->Append(RecordType::kSegmentHeader, "x").status().code(),
+            StatusCode::kInvalidArgument);
+  EXPECT_TRUE(wal->Append(static_cast<RecordType>(kFirstUserRecordType), "x").ok());
+  Event bad = MakeEvent(1);
+  bad.task_id.clear();
+  EXPECT_EQ(wal->AppendEvent(bad).status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(wal->last_seq(), 0u);  // a rejected event consumes no seq
+  EXPECT_EQ(wal->MarkAcked(5).code(), StatusCode::kInvalidArgument);
+}
+
+TEST(Wal, ClosedWalRefusesAppends) {
+  TempDir tmp;
+  ManualClock clock;
+  auto wal = OpenOrDie(tmp.path(), {}, clock);
+  ASSERT_TRUE(wal);
+  ASSERT_TRUE(wal->Close().ok());
+  EXPECT_EQ(wal->AppendEvent(MakeEvent(1)).status().code(), StatusCode::kFailedPrecondition);
+  EXPECT_TRUE(wal->Close().ok());  // idempotent
+}
+
+TEST(Wal, OpenFailsOnlyForRealIoErrors) {
+  TempDir tmp;
+  ManualClock clock;
+  testing::WriteAllBytes(tmp.Sub("file"), "not a directory");
+  Result<std::unique_ptr<Wal>> w = Wal::Open(tmp.Sub("file/wal"), {}, clock);
+  EXPECT_FALSE(w.ok());
+}
+
+TEST(Wal, DirectoryIsLockedWhileOpen) {
+  TempDir tmp;
+  ManualClock clock;
+  auto wal = OpenOrDie(tmp.path(), {}, clock);
+  ASSERT_TRUE(wal);
+  Result<std::unique_ptr<Wal>> second = Wal::Open(tmp.path(), {}, clock);
+  EXPECT_EQ(second.status().code(), StatusCode::kFailedPrecondition);
+  ASSERT_TRUE(wal->Close().ok());
+  EXPECT_TRUE(Wal::Open(tmp.path(), {}, clock).ok());
+}
+
+TEST(Wal, NodeIdOptionFillsAndGuardsEvents) {
+  TempDir tmp;
+  ManualClock clock;
+  WalOptions opts;
+  opts.node_id = "edge-7";
+  auto wal = OpenOrDie(tmp.path(), opts, clock);
+  ASSERT_TRUE(wal);
+  Event e = MakeEvent(1, "");
+  e.timestamp = TimePoint{};
+  ASSERT_TRUE(wal->AppendEvent(e).ok());
+  EXPECT_EQ(wal->AppendEvent(MakeEvent(2, "edge-8")).status().code(), StatusCode::kInvalidArgument);
+  Result<std::vector<Event>> events = wal->ReadUnacked();
+  ASSERT_TRUE(events.ok());
+  ASSERT_EQ(events->size(), 1u);
+  EXPECT_EQ(events->front().event_id(), "edge-7-1");
+  EXPECT_EQ(events->front().timestamp, clock.Now());  // filled from the Clock
+}
+
+}  // namespace
+}  // namespace apollo::wal

@@ -1,0 +1,186 @@
+#include "cli/app.h"
+
+#include <cmath>
+#include <exception>
+#include <functional>
+#include <string>
+
+#include <CLI/CLI.hpp>
+
+#include "cli/command_result.h"
+#include "cli/global_options.h"
+#include "cli/node_command.h"
+#include "cli/orchestrator_client.h"
+#include "cli/rpc_error.h"
+#include "cli/submit_command.h"
+#include "cli/task_commands.h"
+#include "cli/validate_command.h"
+#include "cli/watch_command.h"
+#include "core/version.h"
+
+namespace apollo::cli {
+
+namespace {
+
+// Every option and the command chosen, filled in by CLI11.
+struct Parsed {
+  GlobalOptions global;
+  ValidateOptions validate;
+  SubmitOptions submit;
+  TaskIdOptions task_id;
+  ListOptions list;
+  CancelOptions cancel;
+  WatchOptions watch;
+  // The chosen command, run after parsing succeeded.
+  std::function<int(OrchestratorClient&, std::ostream&, std::ostream&)> command;
+  bool offline = false;  // `task validate`: no client, no server
+};
+
+// A finite number of seconds, > 0 (or >= 0 with `allow_zero`). CLI11's own
+// range checks let "nan" through.
+CLI::Validator Seconds(bool allow_zero) {
+  return CLI::Validator(
+      [allow_zero](std::string& text) -> std::string {
+        double v = 0;
+        try {
+          size_t used = 0;
+          v = std::stod(text, &used);
+          if (used != text.size()) return "not a number of seconds: " + text;
+        } catch (const std::exception&) {
+          return "not a number of seconds: " + text;
+        }
+        if (!std::isfinite(v) || v < 0 || (v == 0 && !allow_zero)) {
+          return std::string("must be a ") + (allow_zero ? "non-negative" : "positive") +
+                 " number of seconds: " + text;
+        }
+        return "";
+      },
+      "SECONDS");
+}
+
+// Makes `sub`, once parsed, select `run(p.global, opts, client, out, err)`.
+template <typename Opts, typename RunFn>
+void OnParsed(CLI::App* sub, Parsed& p, const Opts& opts, RunFn run) {
+  sub->callback([&p, &opts, run] {
+    p.command = [&p, &opts, run](OrchestratorClient& c, std::ostream& o, std::ostream& e) {
+      return run(p.global, opts, c, o, e);
+    };
+  });
+}
+
+CLI::App* AddTaskIdCommand(CLI::App* task, const char* name, const char* help, std::string& id) {
+  CLI::App* c = task->add_subcommand(name, help);
+  c->add_option("--task-id,-t", id, "the task's id")->required();
+  return c;
+}
+
+void AddTaskCommands(CLI::App* task, Parsed& p) {
+  CLI::App* v = task->add_subcommand("validate", "check a task file offline (no server needed)");
+  v->add_option("--file,-f", p.validate.file, "task file (YAML)")->required();
+  v->callback([&p] { p.offline = true; });
+
+  CLI::App* s = task->add_subcommand("submit", "validate a task file, then submit it");
+  s->add_option("--file,-f", p.submit.file, "task file (YAML)")->required();
+  s->add_flag("--dry-run", p.submit.dry_run, "validate and show the matched nodes; store nothing");
+  OnParsed(s, p, p.submit, RunSubmit);
+
+  OnParsed(AddTaskIdCommand(task, "status", "show a task's per-node state", p.task_id.task_id), p,
+           p.task_id, RunStatus);
+  OnParsed(
+      AddTaskIdCommand(task, "retry", "retry a task's FAILED/TIMEOUT nodes", p.task_id.task_id), p,
+      p.task_id, RunRetry);
+  OnParsed(AddTaskIdCommand(task, "events", "show a task's ordered history", p.task_id.task_id), p,
+           p.task_id, RunEvents);
+
+  CLI::App* c = AddTaskIdCommand(task, "cancel", "cancel a task on every node", p.cancel.task_id);
+  c->add_option("--reason", p.cancel.reason, "why, recorded in the history");
+  OnParsed(c, p, p.cancel, RunCancel);
+
+  CLI::App* w = AddTaskIdCommand(task, "watch", "follow a task until it is final", p.watch.task_id);
+  w->add_option("--for", p.watch.max_wait_s, "give up after this many seconds (0: never)")
+      ->check(Seconds(/*allow_zero=*/true));
+  OnParsed(w, p, p.watch, RunWatch);
+
+  CLI::App* l = task->add_subcommand("list", "list tasks");
+  l->add_option("--status", p.list.status, "only tasks with this roll-up status");
+  l->add_option("--intent", p.list.intent, "only tasks with this intent");
+  l->add_option("--limit", p.list.limit, "at most this many (0: the server's default)")
+      ->check(CLI::NonNegativeNumber);
+  l->add_option("--page-token", p.list.page_token, "continue a previous list");
+  OnParsed(l, p, p.list, RunList);
+}
+
+void AddGlobalOptions(CLI::App& app, Parsed& p) {
+  app.add_option("--server", p.global.server,
+                 "orchestrator address host:port (default $APOLLO_SERVER, else 127.0.0.1:7011)");
+  app.add_option("--output,-o", p.global.output, "text or json")
+      ->check(CLI::IsMember({"text", "json"}));
+  app.add_option("--timeout", p.global.timeout_s, "RPC deadline in seconds (default 10)")
+      ->check(Seconds(/*allow_zero=*/false));
+}
+
+int Run(const std::vector<std::string>& args, const CliEnv& env, std::ostream& out,
+        std::ostream& err) {
+  Parsed p;
+  if (env.apollo_server && !env.apollo_server->empty()) p.global.server = *env.apollo_server;
+
+  CLI::App app{"apollo-cli: operate an Apollo-11 fleet"};
+  app.set_version_flag("--version", std::string("apollo-cli ") + apollo::kVersion);
+  app.require_subcommand(1);
+  // Global options are accepted after the subcommand too ("task status -o json").
+  app.fallthrough();
+  AddGlobalOptions(app, p);
+
+  CLI::App* task = app.add_subcommand("task", "submit, inspect and validate tasks");
+  task->require_subcommand(1);
+  AddTaskCommands(task, p);
+  CLI::App* node = app.add_subcommand("node", "inspect the fleet");
+  node->require_subcommand(1);
+  node->add_subcommand("list", "list every known node")->callback([&p] {
+    p.command = [&p](OrchestratorClient& c, std::ostream& o, std::ostream& e) {
+      return RunNodeList(p.global, c, o, e);
+    };
+  });
+
+  std::vector<const char*> argv;
+  for (const auto& a : args) argv.push_back(a.c_str());
+  try {
+    app.parse(static_cast<int>(argv.size()), argv.data());
+  } catch (const CLI::ParseError& e) {
+    if (e.get_exit_code() == 0) return app.exit(e, out, err);  // --help, --version
+    err << "apollo-cli: " << OneLine(e.what()) << "\n";
+    return kExitUsage;
+  }
+  if (p.offline) {
+    p.validate.output = p.global.output;
+    return RunValidate(p.validate, out, err);
+  }
+  if (!p.command) {
+    err << "apollo-cli: no command given (see --help)\n";
+    return kExitUsage;
+  }
+  if (p.global.server.empty()) {
+    err << "apollo-cli: --server: empty address\n";
+    return kExitUsage;
+  }
+  OrchestratorClient client(p.global.server, p.global.timeout_s);
+  return p.command(client, out, err);
+}
+
+}  // namespace
+
+int RunCli(const std::vector<std::string>& args, const CliEnv& env, std::ostream& out,
+           std::ostream& err) {
+  // Nothing below throws by design; this is the last line of defence so a
+  // bug is still one line and an exit code, never an abort.
+  try {
+    return Run(args, env, out, err);
+  } catch (const std::exception& e) {
+    err << "apollo-cli: internal error: " << OneLine(e.what()) << "\n";
+  } catch (...) {
+    err << "apollo-cli: internal error\n";
+  }
+  return kExitFailure;
+}
+
+}  // namespace apollo::cli

@@ -1,0 +1,27 @@
+#pragma once
+
+// apollo-cli's command line: the CLI11 wiring of every command and of the
+// global options (--server, -o/--output, --timeout), run in-process so the
+// tests drive the whole tool against a fake server.
+
+#include <optional>
+#include <ostream>
+#include <string>
+#include <vector>
+
+namespace apollo::cli {
+
+// What apollo-cli reads from its environment, read by main() and passed in
+// (no getenv below main).
+struct CliEnv {
+  std::optional<std::string> apollo_server;  // $APOLLO_SERVER
+};
+
+// Parses `args` (args[0] is the program name), runs the chosen command and
+// returns the process exit code. Never throws: a bad flag is one line
+// "apollo-cli: <CLI11's reason>" on `err` and kExitUsage; --help and
+// --version print on `out` and return 0.
+int RunCli(const std::vector<std::string>& args, const CliEnv& env, std::ostream& out,
+           std::ostream& err);
+
+}  // namespace apollo::cli

@@ -1,0 +1,23 @@
+#pragma once
+
+// Options every apollo-cli command takes, resolved once by the CLI11 wiring
+// (cli/app.cc) and passed by const reference to each command.
+
+#include <string>
+
+namespace apollo::cli {
+
+inline constexpr const char* kDefaultServer = "127.0.0.1:7011";
+inline constexpr double kDefaultTimeoutSeconds = 10;
+
+struct GlobalOptions {
+  // host:port of the orchestrator's operator API. Precedence: --server, then
+  // $APOLLO_SERVER, then kDefaultServer.
+  std::string server = kDefaultServer;
+  std::string output = "text";                // "text" or "json"
+  double timeout_s = kDefaultTimeoutSeconds;  // deadline of each unary RPC
+
+  bool json() const { return output == "json"; }
+};
+
+}  // namespace apollo::cli

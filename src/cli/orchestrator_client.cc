@@ -1,0 +1,123 @@
+#include "cli/orchestrator_client.h"
+
+#include <algorithm>
+#include <chrono>
+
+#include <grpcpp/client_context.h>
+#include <grpcpp/create_channel.h>
+#include <grpcpp/security/credentials.h>
+
+#include "cli/rpc_error.h"
+
+namespace apollo::cli {
+
+OrchestratorClient::OrchestratorClient(std::string server, double timeout_s)
+    : server_(std::move(server)), timeout_s_(timeout_s) {
+  grpc::ChannelArguments args;
+  // The CLI makes one call and exits: gRPC's transparent retries would only
+  // hide an unreachable server behind the deadline.
+  args.SetInt(GRPC_ARG_ENABLE_RETRIES, 0);
+  channel_ = grpc::CreateCustomChannel(server_, grpc::InsecureChannelCredentials(), args);
+  stub_ = v1::Orchestrator::NewStub(channel_);
+}
+
+void OrchestratorClient::Prepare(grpc::ClientContext& ctx, double deadline_s) const {
+  ctx.set_wait_for_ready(false);
+  // NaN and non-positive mean no deadline; huge values are capped so the
+  // conversion to the clock's integer nanoseconds cannot overflow.
+  constexpr double kMaxDeadlineS = 365.0 * 24 * 3600;
+  if (!(deadline_s > 0)) return;
+  auto d = std::chrono::duration_cast<std::chrono::system_clock::duration>(
+      std::chrono::duration<double>(std::min(deadline_s, kMaxDeadlineS)));
+  ctx.set_deadline(std::chrono::system_clock::now() + d);
+}
+
+Status OrchestratorClient::Fail(const grpc::Status& s, const std::string& task_id,
+                                double deadline_s) const {
+  RpcCallInfo info;
+  info.server = server_;
+  info.task_id = task_id;
+  info.channel_was_ready = channel_->GetState(false) == GRPC_CHANNEL_READY;
+  info.timeout_s = deadline_s;
+  return DescribeRpcError(s, info);
+}
+
+template <typename Resp, typename Invoke>
+Result<Resp> OrchestratorClient::Call(const std::string& task_id, Invoke invoke) {
+  grpc::ClientContext ctx;
+  Prepare(ctx, timeout_s_);
+  Resp resp;
+  grpc::Status s = invoke(ctx, resp);
+  if (!s.ok()) return Fail(s, task_id, timeout_s_);
+  return resp;
+}
+
+Result<v1::SubmitTasksResponse> OrchestratorClient::SubmitTasks(const v1::SubmitTasksRequest& req) {
+  return Call<v1::SubmitTasksResponse>(
+      "", [&](auto& ctx, auto& resp) { return stub_->SubmitTasks(&ctx, req, &resp); });
+}
+
+Result<v1::Task> OrchestratorClient::GetTask(const std::string& task_id) {
+  v1::GetTaskRequest req;
+  req.set_task_id(task_id);
+  return Call<v1::Task>(task_id,
+                        [&](auto& ctx, auto& resp) { return stub_->GetTask(&ctx, req, &resp); });
+}
+
+Result<v1::ListTasksResponse> OrchestratorClient::ListTasks(const v1::ListTasksRequest& req) {
+  return Call<v1::ListTasksResponse>(
+      "", [&](auto& ctx, auto& resp) { return stub_->ListTasks(&ctx, req, &resp); });
+}
+
+Result<v1::Task> OrchestratorClient::CancelTask(const std::string& task_id,
+                                                const std::string& reason) {
+  v1::CancelTaskRequest req;
+  req.set_task_id(task_id);
+  req.set_reason(reason);
+  return Call<v1::Task>(task_id,
+                        [&](auto& ctx, auto& resp) { return stub_->CancelTask(&ctx, req, &resp); });
+}
+
+Result<v1::Task> OrchestratorClient::RetryTask(const std::string& task_id) {
+  v1::RetryTaskRequest req;
+  req.set_task_id(task_id);
+  return Call<v1::Task>(task_id,
+                        [&](auto& ctx, auto& resp) { return stub_->RetryTask(&ctx, req, &resp); });
+}
+
+Result<v1::ListNodesResponse> OrchestratorClient::ListNodes() {
+  v1::ListNodesRequest req;
+  return Call<v1::ListNodesResponse>(
+      "", [&](auto& ctx, auto& resp) { return stub_->ListNodes(&ctx, req, &resp); });
+}
+
+Result<v1::TaskEventsResponse> OrchestratorClient::TaskEvents(const std::string& task_id) {
+  v1::TaskEventsRequest req;
+  req.set_task_id(task_id);
+  return Call<v1::TaskEventsResponse>(
+      task_id, [&](auto& ctx, auto& resp) { return stub_->TaskEvents(&ctx, req, &resp); });
+}
+
+Status OrchestratorClient::WatchTask(const std::string& task_id, double max_wait_s,
+                                     const std::function<bool(const v1::Task&)>& on_update) {
+  grpc::ClientContext ctx;
+  Prepare(ctx, max_wait_s);
+  v1::WatchTaskRequest req;
+  req.set_task_id(task_id);
+  std::unique_ptr<grpc::ClientReader<v1::Task>> reader = stub_->WatchTask(&ctx, req);
+  v1::Task task;
+  while (reader->Read(&task)) {
+    if (!on_update(task)) {
+      // Done by our own choice: cancel so Finish() does not wait for the
+      // server to close the stream.
+      ctx.TryCancel();
+      (void)reader->Finish();
+      return Status::Ok();
+    }
+  }
+  grpc::Status s = reader->Finish();
+  if (!s.ok()) return Fail(s, task_id, max_wait_s);
+  return Status::Ok();
+}
+
+}  // namespace apollo::cli

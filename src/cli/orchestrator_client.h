@@ -1,0 +1,62 @@
+#pragma once
+
+// The operator API as apollo-cli sees it: one method per RPC of
+// apollo.v1.Orchestrator, every failure turned into a Status whose message is
+// the one line to show the operator (see cli/rpc_error.h).
+//
+// Every call fails fast: wait_for_ready(false), so a server that refuses the
+// connection is reported at once, and a deadline of `timeout_s`, so an address
+// that never answers is reported when it expires.
+//
+// Thread-safety: one instance per thread (the CLI is single-threaded).
+
+#include <grpcpp/channel.h>
+
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "apollo/v1/api.grpc.pb.h"
+#include "core/status.h"
+
+namespace apollo::cli {
+
+class OrchestratorClient {
+ public:
+  // Never blocks: the channel connects on the first call.
+  OrchestratorClient(std::string server, double timeout_s);
+
+  Result<v1::SubmitTasksResponse> SubmitTasks(const v1::SubmitTasksRequest& req);
+  Result<v1::Task> GetTask(const std::string& task_id);
+  Result<v1::ListTasksResponse> ListTasks(const v1::ListTasksRequest& req);
+  Result<v1::Task> CancelTask(const std::string& task_id, const std::string& reason);
+  Result<v1::Task> RetryTask(const std::string& task_id);
+  Result<v1::ListNodesResponse> ListNodes();
+  Result<v1::TaskEventsResponse> TaskEvents(const std::string& task_id);
+
+  // Follows the WatchTask stream, calling `on_update` for each Task it
+  // carries until `on_update` returns false (the stream is then cancelled and
+  // OK returned) or the stream ends (OK if the server closed it cleanly).
+  // `max_wait_s` bounds the whole watch; 0 means no bound.
+  Status WatchTask(const std::string& task_id, double max_wait_s,
+                   const std::function<bool(const v1::Task&)>& on_update);
+
+  const std::string& server() const { return server_; }
+
+ private:
+  // Sets the deadline (if > 0) and fail-fast on `ctx`.
+  void Prepare(grpc::ClientContext& ctx, double deadline_s) const;
+  // One unary call: `invoke(ctx, resp)` performs it; `task_id` (may be
+  // empty) words a NOT_FOUND. Defined and instantiated in the .cc only.
+  template <typename Resp, typename Invoke>
+  Result<Resp> Call(const std::string& task_id, Invoke invoke);
+  // The Status for a failed call about `task_id` (may be empty).
+  Status Fail(const grpc::Status& s, const std::string& task_id, double deadline_s) const;
+
+  std::string server_;
+  double timeout_s_;
+  std::shared_ptr<grpc::Channel> channel_;  // shared: gRPC's own ownership model
+  std::unique_ptr<v1::Orchestrator::Stub> stub_;
+};
+
+}  // namespace apollo::cli

@@ -1,0 +1,44 @@
+#pragma once
+
+// The one-request task commands of apollo-cli: `task status`, `task list`,
+// `task cancel`, `task retry`, `task events`. Each makes one RPC, prints the
+// answer as a table (text) or one JSON document (json) on `out`, and returns
+// the exit code; on failure one line "apollo-cli: <reason>" on `err`.
+
+#include <ostream>
+#include <string>
+
+#include "cli/global_options.h"
+#include "cli/orchestrator_client.h"
+
+namespace apollo::cli {
+
+struct TaskIdOptions {
+  std::string task_id;
+};
+
+struct ListOptions {
+  std::string status;      // empty: any; a state name, any case
+  std::string intent;      // empty: any
+  int limit = 0;           // 0: the server's default
+  std::string page_token;  // from a previous list's hint
+};
+
+struct CancelOptions {
+  std::string task_id;
+  std::string reason;
+};
+
+int RunStatus(const GlobalOptions& global, const TaskIdOptions& opts, OrchestratorClient& client,
+              std::ostream& out, std::ostream& err);
+int RunList(const GlobalOptions& global, const ListOptions& opts, OrchestratorClient& client,
+            std::ostream& out, std::ostream& err);
+int RunCancel(const GlobalOptions& global, const CancelOptions& opts, OrchestratorClient& client,
+              std::ostream& out, std::ostream& err);
+// Asks for FAILED/TIMEOUT nodes to go to RETRYING; prints the task after.
+int RunRetry(const GlobalOptions& global, const TaskIdOptions& opts, OrchestratorClient& client,
+             std::ostream& out, std::ostream& err);
+int RunEvents(const GlobalOptions& global, const TaskIdOptions& opts, OrchestratorClient& client,
+              std::ostream& out, std::ostream& err);
+
+}  // namespace apollo::cli

@@ -1,0 +1,128 @@
+#pragma once
+
+// A fake apollo.v1.Orchestrator for apollo-cli's tests: canned answers set
+// by the test, and a record of what the CLI asked. Serve it with
+// grpc::ServerBuilder on 127.0.0.1:0.
+
+#include <chrono>
+#include <map>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "apollo/v1/api.grpc.pb.h"
+
+namespace apollo::cli::test_support {
+
+// Canned answers, and a record of what was asked. Thread-safe: gRPC calls
+// it from its own threads while the test thread reads and writes it.
+class FakeOrchestrator final : public v1::Orchestrator::Service {
+ public:
+  std::mutex mu;
+  std::map<std::string, v1::Task> tasks;                  // GUARDED_BY(mu)
+  std::map<std::string, v1::TaskEventsResponse> history;  // GUARDED_BY(mu)
+  std::vector<v1::Task> watch_updates;           // GUARDED_BY(mu); sent, then the stream ends
+  v1::SubmitTasksResponse submit_response;       // GUARDED_BY(mu)
+  std::vector<v1::SubmitTasksRequest> submits;   // GUARDED_BY(mu)
+  v1::ListTasksRequest last_list;                // GUARDED_BY(mu)
+  v1::ListNodesResponse nodes;                   // GUARDED_BY(mu)
+  v1::CancelTaskRequest last_cancel;             // GUARDED_BY(mu)
+  grpc::Status retry_status = grpc::Status::OK;  // GUARDED_BY(mu)
+  // After watch_updates, keep the stream open until the client cancels it
+  // (at most 10 s), as a server that streams forever would.
+  bool watch_hold_open = false;  // GUARDED_BY(mu)
+  bool watch_cancelled = false;  // GUARDED_BY(mu); the client cancelled a held stream
+
+  grpc::Status SubmitTasks(grpc::ServerContext*, const v1::SubmitTasksRequest* req,
+                           v1::SubmitTasksResponse* resp) override {
+    std::lock_guard lock(mu);
+    submits.push_back(*req);
+    *resp = submit_response;
+    return grpc::Status::OK;
+  }
+  grpc::Status GetTask(grpc::ServerContext*, const v1::GetTaskRequest* req,
+                       v1::Task* resp) override {
+    return Find(req->task_id(), resp);
+  }
+  grpc::Status ListTasks(grpc::ServerContext*, const v1::ListTasksRequest* req,
+                         v1::ListTasksResponse* resp) override {
+    std::lock_guard lock(mu);
+    last_list = *req;
+    for (const auto& [id, t] : tasks) {
+      if (!req->status().empty() && t.status() != req->status()) continue;
+      v1::Task* s = resp->add_tasks();
+      s->set_task_id(id);
+      s->set_status(t.status());
+      s->set_intent(t.intent());
+      s->set_created_at_us(t.created_at_us());
+    }
+    return grpc::Status::OK;
+  }
+  grpc::Status CancelTask(grpc::ServerContext*, const v1::CancelTaskRequest* req,
+                          v1::Task* resp) override {
+    {
+      std::lock_guard lock(mu);
+      last_cancel = *req;
+      if (tasks.count(req->task_id())) tasks[req->task_id()].set_status("CANCELLED");
+    }
+    return Find(req->task_id(), resp);
+  }
+  grpc::Status RetryTask(grpc::ServerContext*, const v1::RetryTaskRequest* req,
+                         v1::Task* resp) override {
+    {
+      std::lock_guard lock(mu);
+      if (!retry_status.ok()) return retry_status;
+    }
+    return Find(req->task_id(), resp);
+  }
+  grpc::Status ListNodes(grpc::ServerContext*, const v1::ListNodesRequest*,
+                         v1::ListNodesResponse* resp) override {
+    std::lock_guard lock(mu);
+    *resp = nodes;
+    return grpc::Status::OK;
+  }
+  grpc::Status TaskEvents(grpc::ServerContext*, const v1::TaskEventsRequest* req,
+                          v1::TaskEventsResponse* resp) override {
+    std::lock_guard lock(mu);
+    auto it = history.find(req->task_id());
+    if (it == history.end()) return {grpc::StatusCode::NOT_FOUND, "no such task"};
+    *resp = it->second;
+    return grpc::Status::OK;
+  }
+  grpc::Status WatchTask(grpc::ServerContext* ctx, const v1::WatchTaskRequest* req,
+                         grpc::ServerWriter<v1::Task>* writer) override {
+    std::vector<v1::Task> updates;
+    bool hold_open = false;
+    {
+      std::lock_guard lock(mu);
+      if (!tasks.count(req->task_id())) return {grpc::StatusCode::NOT_FOUND, "no such task"};
+      updates = watch_updates;
+      hold_open = watch_hold_open;
+    }
+    for (const auto& t : updates) {
+      if (!writer->Write(t)) break;
+    }
+    if (hold_open) {
+      // The sync API has no cancellation callback; poll (server side only).
+      auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+      while (!ctx->IsCancelled() && std::chrono::steady_clock::now() < give_up) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(2));
+      }
+      std::lock_guard lock(mu);
+      watch_cancelled = ctx->IsCancelled();
+    }
+    return grpc::Status::OK;
+  }
+
+ private:
+  grpc::Status Find(const std::string& id, v1::Task* resp) {
+    std::lock_guard lock(mu);
+    auto it = tasks.find(id);
+    if (it == tasks.end()) return {grpc::StatusCode::NOT_FOUND, "task " + id + " not found"};
+    *resp = it->second;
+    return grpc::Status::OK;
+  }
+};
+
+}  // namespace apollo::cli::test_support

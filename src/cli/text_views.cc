@@ -1,0 +1,104 @@
+#include "cli/text_views.h"
+
+#include <map>
+
+#include "cli/rpc_error.h"
+#include "cli/table.h"
+
+namespace apollo::cli {
+
+namespace {
+
+std::string JoinStrings(const google::protobuf::RepeatedPtrField<std::string>& items,
+                        const std::string& sep) {
+  std::string out;
+  for (const auto& s : items) out += (out.empty() ? "" : sep) + s;
+  return out;
+}
+
+std::string Plural(size_t n, const std::string& one) {
+  return std::to_string(n) + " " + one + (n == 1 ? "" : "s");
+}
+
+}  // namespace
+
+std::string TaskStatusText(const v1::Task& task) {
+  std::string header = "task " + OneLine(task.task_id()) + ": " + OneLine(task.status()) + " (";
+  if (!task.intent().empty()) header += "intent " + OneLine(task.intent()) + ", ";
+  header += Plural(static_cast<size_t>(task.nodes_size()), "node") + ")\n";
+  if (task.nodes_size() == 0) return header;
+  std::vector<TableRow> rows = {
+      {"NODE", "STATUS", "ATTEMPT", "RETRIES", "UPDATED", "LAST_ERROR", "BLOCKED_REASON"}};
+  for (const auto& n : task.nodes()) {
+    rows.push_back({n.node_id(), n.status(), std::to_string(n.attempt()),
+                    std::to_string(n.retries()), FormatMicros(n.updated_at_us()), n.last_error(),
+                    n.blocked_reason()});
+  }
+  return header + RenderTable(rows);
+}
+
+std::string TaskListText(const v1::ListTasksResponse& resp) {
+  if (resp.tasks_size() == 0) return "no tasks\n";
+  std::vector<TableRow> rows = {{"TASK_ID", "STATUS", "INTENT", "CREATED"}};
+  for (const auto& t : resp.tasks()) {
+    rows.push_back({t.task_id(), t.status(), t.intent(), FormatMicros(t.created_at_us())});
+  }
+  std::string out = RenderTable(rows);
+  if (!resp.next_page_token().empty()) {
+    out += "more tasks: add --page-token " + OneLine(resp.next_page_token()) + "\n";
+  }
+  return out;
+}
+
+std::string HistoryText(const std::string& task_id, const v1::TaskEventsResponse& resp) {
+  if (resp.entries_size() == 0) return "task " + OneLine(task_id) + ": no history yet\n";
+  std::vector<TableRow> rows = {{"TIME", "NODE", "TRANSITION", "ATTEMPT", "CAUSE", "DETAIL"}};
+  for (const auto& e : resp.entries()) {
+    std::string from = e.from_status().empty() ? "(new)" : e.from_status();
+    rows.push_back({FormatMicros(e.at_us()), e.node_id(), from + " -> " + e.to_status(),
+                    std::to_string(e.attempt()), e.cause(), e.detail()});
+  }
+  return RenderTable(rows);
+}
+
+std::string NodesText(const v1::ListNodesResponse& resp) {
+  if (resp.nodes_size() == 0) return "no nodes\n";
+  std::vector<TableRow> rows = {
+      {"NODE", "LIVENESS", "MODE", "CONNECTED", "RUNNING", "LAST_HEARTBEAT", "LABELS", "GROUPS"}};
+  for (const auto& n : resp.nodes()) {
+    std::map<std::string, std::string> sorted(n.labels().begin(), n.labels().end());
+    std::string labels;
+    for (const auto& [k, v] : sorted) labels += (labels.empty() ? "" : ",") + k + "=" + v;
+    rows.push_back({n.node_id(), n.liveness(), n.mode(), n.connected() ? "yes" : "no",
+                    std::to_string(n.running()), FormatMicros(n.last_heartbeat_us(), "never"),
+                    labels, JoinStrings(n.groups(), ",")});
+  }
+  return RenderTable(rows);
+}
+
+std::string SubmitText(const v1::SubmitTasksResponse& resp, bool dry_run) {
+  std::string out;
+  for (const auto& t : resp.tasks()) {
+    std::string nodes = Plural(static_cast<size_t>(t.nodes_size()), "node");
+    if (t.nodes_size() > 0) nodes += ": " + JoinStrings(t.nodes(), ", ");
+    std::string what = dry_run       ? "would target " + nodes
+                       : t.created() ? "created, " + nodes
+                                     : "already submitted (unchanged), " + nodes;
+    out += OneLine("task " + t.task_id() + ": " + what) + "\n";
+  }
+  if (dry_run) out += "dry run: nothing was stored\n";
+  return out;
+}
+
+std::string SubmitProblemsText(const v1::SubmitTasksResponse& resp) {
+  std::string out;
+  for (const auto& d : resp.errors()) {
+    out += OneLine(d.file() + ":" + std::to_string(d.line()) + ":" + std::to_string(d.column()) +
+                   ": " + d.message()) +
+           "\n";
+  }
+  for (const auto& w : resp.warnings()) out += "warning: " + OneLine(w) + "\n";
+  return out;
+}
+
+}  // namespace apollo::cli

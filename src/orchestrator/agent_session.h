@@ -1,0 +1,106 @@
+#pragma once
+
+// One connected agent: the server side of AgentGateway.Connect, as a gRPC
+// callback reactor (many streams on few threads).
+//
+// Protocol, in order: the agent sends Hello; the session registers the node
+// in the store and answers Welcome(stored_seq) so the agent resends only
+// what the store lacks; from then on EventBatches are applied through the
+// store and acknowledged (EventAck) only after the commit; Heartbeats and
+// Snapshots update liveness; the dispatcher pushes Intents and Cancels.
+//
+// Back-pressure: while an EventBatch is being committed the session does
+// not read the next message, so a fast agent cannot queue unbounded work in
+// the center; gRPC flow control pushes back to the agent.
+//
+// Lifetime: gRPC owns the reactor until OnDone, which unregisters it and
+// deletes it. Other threads reach it only through SessionHandle, which
+// stops forwarding once the reactor is gone.
+//
+// Thread-safety: Send* may be called from any thread.
+
+#include <deque>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+
+#include <grpcpp/grpcpp.h>
+
+#include "apollo/v1/agent.grpc.pb.h"
+
+namespace apollo::orchestrator {
+
+class AgentSession;
+class SessionHost;
+
+// A weak, thread-safe reference to a live session.
+class SessionHandle {
+ public:
+  explicit SessionHandle(std::string node_id) : node_id_(std::move(node_id)) {}
+  // False if the stream is gone.
+  bool Send(apollo::v1::CenterMessage msg);
+  const std::string& node_id() const { return node_id_; }
+  bool connected() const;
+  // Reads the next message after a deferred EventBatch (see OnEvents).
+  void ResumeReading();
+
+ private:
+  friend class AgentSession;
+  void Detach();
+  const std::string node_id_;
+  mutable std::mutex mu_;
+  AgentSession* session_ = nullptr;  // guarded by mu_; null once detached
+};
+
+// What a session needs from the rest of the orchestrator.
+class SessionHost {
+ public:
+  virtual ~SessionHost() = default;
+  // Hello received. Returns the Welcome to send, or an error that ends the
+  // stream (e.g. RESOURCE_EXHAUSTED: come back later).
+  virtual grpc::Status OnHello(const std::shared_ptr<SessionHandle>& handle,
+                               const apollo::v1::Hello& hello,
+                               apollo::v1::Welcome* welcome) = 0;
+  // An EventBatch: apply it and call `done(acked_seq)` after the commit (from
+  // any thread; acked_seq 0 = nothing to acknowledge). `done` must be called
+  // exactly once.
+  virtual void OnEvents(const std::shared_ptr<SessionHandle>& handle,
+                        apollo::v1::EventBatch batch, std::function<void(uint64_t)> done) = 0;
+  virtual void OnHeartbeat(const std::shared_ptr<SessionHandle>& handle,
+                           const apollo::v1::Heartbeat& hb) = 0;
+  virtual void OnSnapshot(const std::shared_ptr<SessionHandle>& handle,
+                          const apollo::v1::Snapshot& snapshot) = 0;
+  virtual void OnProgress(const std::shared_ptr<SessionHandle>& handle,
+                          const apollo::v1::ProgressReply& reply) = 0;
+  virtual void OnDisconnect(const std::shared_ptr<SessionHandle>& handle) = 0;
+};
+
+class AgentSession final
+    : public grpc::ServerBidiReactor<apollo::v1::AgentMessage, apollo::v1::CenterMessage> {
+ public:
+  explicit AgentSession(SessionHost& host);
+
+  void OnReadDone(bool ok) override;
+  void OnWriteDone(bool ok) override;
+  void OnDone() override;
+  void OnCancel() override {}
+
+ private:
+  friend class SessionHandle;
+  void Enqueue(apollo::v1::CenterMessage msg);  // any thread
+  void Handle(const apollo::v1::AgentMessage& msg);
+  void ReadNext();
+  void End(grpc::Status status);
+
+  SessionHost& host_;
+  apollo::v1::AgentMessage in_;
+  std::shared_ptr<SessionHandle> handle_;  // set at Hello
+
+  std::mutex mu_;
+  std::deque<apollo::v1::CenterMessage> out_;  // guarded by mu_; front() is being written
+  bool writing_ = false;                       // guarded by mu_
+  bool finished_ = false;                      // guarded by mu_
+};
+
+}  // namespace apollo::orchestrator

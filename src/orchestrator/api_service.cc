@@ -1,0 +1,235 @@
+#include "orchestrator/api_service.h"
+
+#include <thread>
+
+#include "orchestrator/submit.h"
+
+namespace apollo::orchestrator {
+namespace {
+
+void FillNode(const store::NodeRow& row, apollo::v1::NodeTask* out) {
+  out->set_node_id(row.node_id);
+  out->set_status(std::string(TaskStateName(row.state)));
+  out->set_version(row.version);
+  out->set_attempt(row.attempt);
+  out->set_retries(static_cast<uint32_t>(row.retries));
+  out->set_updated_at_us(ToUnixMicros(row.updated_at));
+  out->set_last_error(row.last_error);
+  out->set_blocked_reason(row.blocked_reason);
+  // The SUCCEEDED event's payload is {"result": ..., "detail": ...}; the
+  // operator wants the handler's result itself.
+  auto payload = nlohmann::json::parse(row.result, nullptr, false);
+  if (payload.is_object() && payload.contains("result")) {
+    out->set_result_json(payload["result"].dump());
+  } else {
+    out->set_result_json(row.result);
+  }
+}
+
+// True when nothing more will happen to the task without an operator:
+// every node SUCCEEDED or CANCELLED, or FAILED/TIMEOUT with its retries
+// used up.
+bool Settled(const apollo::v1::Task& t) {
+  int max_retries = 0;
+  auto spec = SpecFromJson(nlohmann::json::parse(t.spec_json(), nullptr, false));
+  if (spec.ok()) max_retries = spec->retry_policy.max_retries;
+  for (const auto& n : t.nodes()) {
+    auto s = ParseTaskState(n.status());
+    if (!s) return false;
+    bool exhausted = static_cast<int>(n.retries()) >= max_retries;
+    if (!IsSettled(*s, exhausted)) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+grpc::Status ToGrpc(const Status& s) {
+  if (s.ok()) return grpc::Status::OK;
+  return grpc::Status(static_cast<grpc::StatusCode>(s.code()), s.message());
+}
+
+grpc::Status ApiService::LoadTask(const std::string& task_id, apollo::v1::Task* out) {
+  auto t = store_.GetTask(task_id);
+  if (!t.ok()) {
+    if (t.status().code() == StatusCode::kNotFound) {
+      return grpc::Status(grpc::StatusCode::NOT_FOUND, "no task '" + task_id + "'");
+    }
+    return ToGrpc(t.status());
+  }
+  out->set_task_id(t->spec.task_id);
+  out->set_intent(t->spec.intent);
+  out->set_status(std::string(TaskStateName(t->status)));
+  out->set_spec_json(CanonicalSpec(t->spec));
+  out->set_created_at_us(ToUnixMicros(t->created_at));
+  for (const auto& n : t->nodes) FillNode(n, out->add_nodes());
+  return grpc::Status::OK;
+}
+
+grpc::Status ApiService::SubmitTasks(grpc::ServerContext*, const apollo::v1::SubmitTasksRequest* req,
+                                     apollo::v1::SubmitTasksResponse* resp) {
+  Status s = SubmitTaskFile(*req, store_, orchestrator_.ids(), resp);
+  if (s.ok() && !req->dry_run() && resp->errors_size() == 0) orchestrator_.Kick();
+  return ToGrpc(s);
+}
+
+grpc::Status ApiService::GetTask(grpc::ServerContext*, const apollo::v1::GetTaskRequest* req,
+                                 apollo::v1::Task* resp) {
+  return LoadTask(req->task_id(), resp);
+}
+
+grpc::Status ApiService::ListTasks(grpc::ServerContext*, const apollo::v1::ListTasksRequest* req,
+                                   apollo::v1::ListTasksResponse* resp) {
+  store::TaskQuery q;
+  if (!req->status().empty()) {
+    auto s = ParseTaskState(req->status());
+    if (!s) {
+      return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
+                          "unknown status '" + req->status() + "' (use PENDING, RUNNING, ...)");
+    }
+    q.status = *s;
+  }
+  if (!req->intent().empty()) q.intent = req->intent();
+  q.limit = req->limit() > 0 ? std::min(req->limit(), 1000) : 100;
+  q.page_token = req->page_token();
+  auto page = store_.ListTasks(q);
+  if (!page.ok()) return ToGrpc(page.status());
+  for (const auto& t : page->tasks) {
+    auto* out = resp->add_tasks();
+    out->set_task_id(t.task_id);
+    out->set_intent(t.intent);
+    out->set_status(std::string(TaskStateName(t.status)));
+    out->set_created_at_us(ToUnixMicros(t.created_at));
+  }
+  resp->set_next_page_token(page->next_page_token);
+  return grpc::Status::OK;
+}
+
+grpc::Status ApiService::CancelTask(grpc::ServerContext*, const apollo::v1::CancelTaskRequest* req,
+                                    apollo::v1::Task* resp) {
+  auto t = store_.GetTask(req->task_id());
+  if (!t.ok()) return LoadTask(req->task_id(), resp);
+  std::string reason = req->reason().empty() ? "cancelled by an operator" : req->reason();
+  std::vector<store::TransitionRequest> requests;
+  for (const auto& n : t->nodes) {
+    if (!IsTransitionAllowed(n.state, TaskState::kCancelled)) continue;
+    store::TransitionRequest r;
+    r.task_id = n.task_id;
+    r.node_id = n.node_id;
+    r.to = TaskState::kCancelled;
+    r.cause = store::Cause::kCancel;
+    r.expected_version = n.version;
+    r.detail = reason;
+    requests.push_back(std::move(r));
+  }
+  auto outcomes = store_.Transition(requests);
+  if (!outcomes.ok()) return ToGrpc(outcomes.status());
+  for (size_t i = 0; i < requests.size(); ++i) {
+    if ((*outcomes)[i].outcome != store::Outcome::kApplied) continue;
+    for (const auto& row : t->nodes) {
+      if (row.node_id == requests[i].node_id &&
+          (row.state == TaskState::kDispatched || row.state == TaskState::kRunning ||
+           row.state == TaskState::kRetrying)) {
+        orchestrator_.SendCancel(row.task_id, row.node_id, row.attempt, reason);
+      }
+    }
+  }
+  orchestrator_.Kick();
+  return LoadTask(req->task_id(), resp);
+}
+
+grpc::Status ApiService::RetryTask(grpc::ServerContext*, const apollo::v1::RetryTaskRequest* req,
+                                   apollo::v1::Task* resp) {
+  auto t = store_.GetTask(req->task_id());
+  if (!t.ok()) return LoadTask(req->task_id(), resp);
+  std::vector<store::TransitionRequest> requests;
+  for (const auto& n : t->nodes) {
+    if (n.state != TaskState::kFailed && n.state != TaskState::kTimeout) continue;
+    store::TransitionRequest r;
+    r.task_id = n.task_id;
+    r.node_id = n.node_id;
+    r.to = TaskState::kRetrying;
+    r.cause = store::Cause::kOperator;
+    r.expected_version = n.version;
+    r.next_attempt_at = clock_.Now();
+    r.detail = "retry requested by an operator";
+    requests.push_back(std::move(r));
+  }
+  if (requests.empty()) {
+    return grpc::Status(grpc::StatusCode::FAILED_PRECONDITION,
+                        "task '" + req->task_id() + "' has no FAILED or TIMEOUT node to retry");
+  }
+  auto outcomes = store_.Transition(requests);
+  if (!outcomes.ok()) return ToGrpc(outcomes.status());
+  orchestrator_.Kick();
+  return LoadTask(req->task_id(), resp);
+}
+
+grpc::Status ApiService::ListNodes(grpc::ServerContext*, const apollo::v1::ListNodesRequest*,
+                                   apollo::v1::ListNodesResponse* resp) {
+  auto nodes = store_.ListNodes();
+  if (!nodes.ok()) return ToGrpc(nodes.status());
+  for (const auto& n : *nodes) {
+    auto* out = resp->add_nodes();
+    out->set_node_id(n.node_id);
+    out->mutable_labels()->insert(n.labels.begin(), n.labels.end());
+    for (const auto& g : n.groups) out->add_groups(g);
+    for (const auto& i : n.intents) out->add_intents(i);
+    out->set_liveness(std::string(LivenessName(orchestrator_.NodeLiveness(n))));
+    out->set_mode(n.mode.empty() ? "normal" : n.mode);
+    if (n.last_heartbeat) out->set_last_heartbeat_us(ToUnixMicros(*n.last_heartbeat));
+    out->set_connected(orchestrator_.Connected(n.node_id));
+  }
+  return grpc::Status::OK;
+}
+
+grpc::Status ApiService::TaskEvents(grpc::ServerContext*, const apollo::v1::TaskEventsRequest* req,
+                                    apollo::v1::TaskEventsResponse* resp) {
+  auto history = store_.GetHistory(req->task_id());
+  if (!history.ok()) return ToGrpc(history.status());
+  if (history->empty()) {
+    apollo::v1::Task probe;
+    grpc::Status s = LoadTask(req->task_id(), &probe);
+    if (!s.ok()) return s;
+  }
+  for (const auto& h : *history) {
+    auto* e = resp->add_entries();
+    e->set_task_id(h.task_id);
+    e->set_node_id(h.node_id);
+    // A row's creation has no "from": the CLI shows it as "(new)".
+    if (h.cause != store::Cause::kCreate) e->set_from_status(std::string(TaskStateName(h.from)));
+    e->set_to_status(std::string(TaskStateName(h.to)));
+    e->set_version(h.version);
+    e->set_attempt(h.attempt);
+    std::string cause(store::CauseName(h.cause));
+    if (!h.event_id.empty()) cause += " " + h.event_id;
+    if (h.event_type) cause += " " + std::string(EventTypeName(*h.event_type));
+    if (h.outcome != store::Outcome::kApplied) cause += " (" + std::string(store::OutcomeName(h.outcome)) + ")";
+    e->set_cause(cause);
+    e->set_detail(h.detail);
+    e->set_at_us(ToUnixMicros(h.at));
+  }
+  return grpc::Status::OK;
+}
+
+grpc::Status ApiService::WatchTask(grpc::ServerContext* ctx, const apollo::v1::WatchTaskRequest* req,
+                                   grpc::ServerWriter<apollo::v1::Task>* writer) {
+  std::string last;
+  // Polls the store (cheap point reads) and sends each change; ends when
+  // every node is settled or the client goes away. Bounded by a day.
+  for (int i = 0; i < 24 * 3600 * 5 && !ctx->IsCancelled(); ++i) {
+    apollo::v1::Task t;
+    grpc::Status s = LoadTask(req->task_id(), &t);
+    if (!s.ok()) return s;
+    std::string now = t.SerializeAsString();
+    if (now != last) {
+      if (!writer->Write(t)) return grpc::Status::OK;
+      last = std::move(now);
+    }
+    if (Settled(t)) return grpc::Status::OK;
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  }
+  return grpc::Status::OK;
+}
+
+}  // namespace apollo::orchestrator

@@ -1,0 +1,49 @@
+#pragma once
+
+// The operator API (apollo.v1.Orchestrator), served to apollo-cli. Reads go
+// straight to the store; writes go through the store's checked transitions
+// and then wake the dispatcher.
+//
+// Thread-safety: gRPC calls methods concurrently; all state is in the store
+// and the (thread-safe) Orchestrator.
+
+#include "apollo/v1/api.grpc.pb.h"
+#include "orchestrator/orchestrator.h"
+#include "store/state_store.h"
+
+namespace apollo::orchestrator {
+
+class ApiService final : public apollo::v1::Orchestrator::Service {
+ public:
+  ApiService(store::StateStore& store, Orchestrator& orchestrator, const Clock& clock)
+      : store_(store), orchestrator_(orchestrator), clock_(clock) {}
+
+  grpc::Status SubmitTasks(grpc::ServerContext*, const apollo::v1::SubmitTasksRequest* req,
+                           apollo::v1::SubmitTasksResponse* resp) override;
+  grpc::Status GetTask(grpc::ServerContext*, const apollo::v1::GetTaskRequest* req,
+                       apollo::v1::Task* resp) override;
+  grpc::Status ListTasks(grpc::ServerContext*, const apollo::v1::ListTasksRequest* req,
+                         apollo::v1::ListTasksResponse* resp) override;
+  grpc::Status CancelTask(grpc::ServerContext*, const apollo::v1::CancelTaskRequest* req,
+                          apollo::v1::Task* resp) override;
+  grpc::Status RetryTask(grpc::ServerContext*, const apollo::v1::RetryTaskRequest* req,
+                         apollo::v1::Task* resp) override;
+  grpc::Status ListNodes(grpc::ServerContext*, const apollo::v1::ListNodesRequest* req,
+                         apollo::v1::ListNodesResponse* resp) override;
+  grpc::Status TaskEvents(grpc::ServerContext*, const apollo::v1::TaskEventsRequest* req,
+                          apollo::v1::TaskEventsResponse* resp) override;
+  grpc::Status WatchTask(grpc::ServerContext* ctx, const apollo::v1::WatchTaskRequest* req,
+                         grpc::ServerWriter<apollo::v1::Task>* writer) override;
+
+ private:
+  grpc::Status LoadTask(const std::string& task_id, apollo::v1::Task* out);
+
+  store::StateStore& store_;
+  Orchestrator& orchestrator_;
+  const Clock& clock_;
+};
+
+// Status -> grpc::Status (the codes are the same numbers).
+grpc::Status ToGrpc(const Status& s);
+
+}  // namespace apollo::orchestrator

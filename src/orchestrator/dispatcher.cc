@@ -1,0 +1,223 @@
+// The dispatch loop of Orchestrator: everything that moves a (task, node)
+// row without an agent event — dispatch, resend on ack timeout, execution
+// timeout, retry decisions, cancelling downstream of a failed dependency.
+// Every change goes through StateStore::Transition (checked, versioned,
+// in the history); intents are sent only after the store committed the
+// dispatch, so a crash in between re-sends rather than loses.
+#include "orchestrator/orchestrator.h"
+
+#include "core/event.h"
+
+namespace apollo::orchestrator {
+
+using apollo::v1::CenterMessage;
+
+void Orchestrator::DispatchLoop() {
+  for (;;) {
+    {
+      std::unique_lock<std::mutex> lock(loop_mu_);
+      loop_cv_.wait_for(lock, options_.dispatch_interval, [this] { return stop_ || kicked_; });
+      if (stop_) return;
+      kicked_ = false;
+    }
+    // A full pass means more may be due right away.
+    while (DispatchPass() >= static_cast<size_t>(options_.due_batch)) {
+      std::lock_guard<std::mutex> lock(loop_mu_);
+      if (stop_) return;
+    }
+  }
+}
+
+size_t Orchestrator::DispatchPass() {
+  auto due = store_.DueWork(clock_.Now(), options_.due_batch);
+  if (!due.ok()) return 0;  // store unavailable: try again next tick
+  Outbox out;
+  for (const store::DueItem& item : *due) {
+    switch (item.kind) {
+      case store::DueKind::kDispatch:
+      case store::DueKind::kRetry: HandleDispatch(item, out); break;
+      case store::DueKind::kAckTimeout: HandleAckTimeout(item, out); break;
+      case store::DueKind::kExecTimeout: HandleExecTimeout(item); break;
+      case store::DueKind::kRetryDecision: HandleRetryDecision(item); break;
+      case store::DueKind::kUpstreamFailed: HandleUpstreamFailed(item); break;
+      case store::DueKind::kNone: break;
+    }
+  }
+  // Queued intents for one node go out as one message.
+  for (auto& [node_id, intents] : out) {
+    auto session = SessionFor(node_id);
+    if (!session) continue;  // the ack timeout resends them
+    CenterMessage msg;
+    for (auto& i : intents) *msg.mutable_intents()->add_intents() = std::move(i);
+    session->Send(std::move(msg));
+  }
+  return due->size();
+}
+
+std::shared_ptr<const TaskSpec> Orchestrator::Spec(const std::string& task_id) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = specs_.find(task_id);
+    if (it != specs_.end()) return it->second;
+  }
+  auto task = store_.GetTask(task_id);
+  if (!task.ok()) return nullptr;
+  auto spec = std::make_shared<const TaskSpec>(std::move(task->spec));
+  std::lock_guard<std::mutex> lock(mu_);
+  if (specs_.size() > 100'000) specs_.clear();  // a bound, not an LRU: specs are cheap to reload
+  specs_[task_id] = spec;
+  return spec;
+}
+
+bool Orchestrator::Apply(const store::TransitionRequest& request) {
+  auto r = store_.Transition(std::span<const store::TransitionRequest>(&request, 1));
+  return r.ok() && !r->empty() && (*r)[0].outcome == store::Outcome::kApplied;
+}
+
+void Orchestrator::Block(const store::DueItem& item, const std::string& reason) {
+  auto key = std::make_pair(item.task_id, item.node_id);
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = blocked_.find(key);
+    if (it != blocked_.end() && it->second == reason) return;
+    blocked_[key] = reason;
+  }
+  store::TransitionRequest r;
+  r.task_id = item.task_id;
+  r.node_id = item.node_id;
+  r.cause = store::Cause::kDispatch;
+  r.expected_version = item.version;
+  r.blocked_reason = reason;
+  r.detail = reason;
+  if (item.kind == store::DueKind::kAckTimeout) {
+    r.ack_deadline = clock_.Now() + options_.ack_timeout;
+  }
+  Apply(r);
+}
+
+apollo::v1::Intent Orchestrator::MakeIntent(const TaskSpec& spec, uint32_t attempt) const {
+  apollo::v1::Intent i;
+  i.set_task_id(spec.task_id);
+  i.set_attempt(attempt);
+  i.set_intent(spec.intent);
+  i.set_params_json(spec.params.dump());
+  for (const auto& [k, v] : spec.metadata) (*i.mutable_metadata())[k] = v;
+  i.set_timeout_s(static_cast<uint32_t>(spec.timeout.count()));
+  switch (spec.priority) {
+    case Priority::kHigh: i.set_priority(apollo::v1::PRIORITY_HIGH); break;
+    case Priority::kLow: i.set_priority(apollo::v1::PRIORITY_LOW); break;
+    case Priority::kNormal: i.set_priority(apollo::v1::PRIORITY_NORMAL); break;
+  }
+  return i;
+}
+
+std::string NodeAbsentReason(const Orchestrator& o, const std::string& node_id,
+                             store::StateStore& store) {
+  auto nodes = store.ListNodes();
+  if (nodes.ok()) {
+    for (const auto& n : *nodes) {
+      if (n.node_id != node_id) continue;
+      if (!n.registered) return "node_not_registered";
+      std::string since = n.last_heartbeat ? " since " + FormatRfc3339(*n.last_heartbeat) : "";
+      return (o.NodeLiveness(n) == Liveness::kLost ? "node_lost" : "node_disconnected") + since;
+    }
+  }
+  return "node_not_registered";
+}
+
+void Orchestrator::HandleDispatch(const store::DueItem& item, Outbox& out) {
+  auto session = SessionFor(item.node_id);
+  if (!session) {
+    Block(item, NodeAbsentReason(*this, item.node_id, store_));
+    return;
+  }
+  auto spec = Spec(item.task_id);
+  if (!spec) return;
+  store::TransitionRequest r;
+  r.task_id = item.task_id;
+  r.node_id = item.node_id;
+  // PENDING -> DISPATCHED; a RETRYING row stays RETRYING until the agent
+  // accepts, but gets its new attempt number now (fencing).
+  if (item.kind == store::DueKind::kDispatch) r.to = TaskState::kDispatched;
+  r.cause = store::Cause::kDispatch;
+  r.expected_version = item.version;
+  r.new_attempt = true;
+  r.ack_deadline = clock_.Now() + options_.ack_timeout;
+  r.detail = "sent to " + item.node_id;
+  if (!Apply(r)) return;  // someone else moved it first: nothing to send
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    blocked_.erase({item.task_id, item.node_id});
+  }
+  out[item.node_id].push_back(MakeIntent(*spec, item.attempt + 1));
+}
+
+void Orchestrator::HandleAckTimeout(const store::DueItem& item, Outbox& out) {
+  auto session = SessionFor(item.node_id);
+  auto spec = Spec(item.task_id);
+  if (!session || !spec) {
+    Block(item, NodeAbsentReason(*this, item.node_id, store_));
+    return;
+  }
+  // Not acknowledged: send the same intent again, same task_id and attempt.
+  // The agent answers a repeat with its current state, never a second run.
+  store::TransitionRequest r;
+  r.task_id = item.task_id;
+  r.node_id = item.node_id;
+  r.cause = store::Cause::kAckTimeout;
+  r.expected_version = item.version;
+  r.ack_deadline = clock_.Now() + options_.ack_timeout;
+  r.blocked_reason = "awaiting_ack since " + FormatRfc3339(clock_.Now());
+  r.detail = "no acknowledgement; intent sent again";
+  if (!Apply(r)) return;
+  out[item.node_id].push_back(MakeIntent(*spec, item.attempt));
+}
+
+void Orchestrator::HandleExecTimeout(const store::DueItem& item) {
+  // Ran past its timeout. A lost node cannot be asked; a live one is told
+  // to stop. Either way the row times out and the retry policy decides.
+  bool connected = Connected(item.node_id);
+  store::TransitionRequest r;
+  r.task_id = item.task_id;
+  r.node_id = item.node_id;
+  r.to = TaskState::kTimeout;
+  r.cause = store::Cause::kExecTimeout;
+  r.expected_version = item.version;
+  r.detail = connected ? "ran past its timeout; told the agent to stop it"
+                       : "ran past its timeout and the node is not connected";
+  if (Apply(r) && connected) SendCancel(item.task_id, item.node_id, item.attempt, "timeout");
+}
+
+void Orchestrator::HandleRetryDecision(const store::DueItem& item) {
+  auto spec = Spec(item.task_id);
+  if (!spec) return;
+  RetryDecision d;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    d = DecideRetry(spec->retry_policy, item.retries, &rng_);
+  }
+  if (!d.retry) return;
+  store::TransitionRequest r;
+  r.task_id = item.task_id;
+  r.node_id = item.node_id;
+  r.to = TaskState::kRetrying;
+  r.cause = store::Cause::kRetry;
+  r.expected_version = item.version;
+  r.next_attempt_at = clock_.Now() + d.delay;
+  r.detail = "retry " + std::to_string(d.retry_number) + " of " +
+             std::to_string(spec->retry_policy.max_retries);
+  Apply(r);
+}
+
+void Orchestrator::HandleUpstreamFailed(const store::DueItem& item) {
+  store::TransitionRequest r;
+  r.task_id = item.task_id;
+  r.node_id = item.node_id;
+  r.to = TaskState::kCancelled;
+  r.cause = store::Cause::kCancel;
+  r.expected_version = item.version;
+  r.detail = "cancelled: an upstream task did not succeed";
+  Apply(r);
+}
+
+}  // namespace apollo::orchestrator

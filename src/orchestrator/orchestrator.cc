@@ -1,0 +1,199 @@
+#include "orchestrator/orchestrator.h"
+
+#include <random>
+
+#include "apollo/v1/event.pb.h"
+#include "core/event.h"
+
+namespace apollo::orchestrator {
+
+using apollo::v1::CenterMessage;
+
+std::string_view LivenessName(Liveness l) {
+  switch (l) {
+    case Liveness::kAlive: return "ALIVE";
+    case Liveness::kSuspect: return "SUSPECT";
+    case Liveness::kLost: return "LOST";
+    case Liveness::kNeverSeen: return "NEVER_SEEN";
+  }
+  return "UNKNOWN";
+}
+
+Orchestrator::Orchestrator(OrchestratorOptions options, store::StateStore& store,
+                           const Clock& clock)
+    : options_(std::move(options)),
+      store_(store),
+      clock_(clock),
+      ids_(clock),
+      rng_(std::random_device{}()) {}
+
+Orchestrator::~Orchestrator() { Stop(); }
+
+void Orchestrator::Start() {
+  ingest_thread_ = std::thread([this] { IngestLoop(); });
+  dispatch_thread_ = std::thread([this] { DispatchLoop(); });
+}
+
+void Orchestrator::Stop() {
+  {
+    std::lock_guard<std::mutex> a(loop_mu_);
+    std::lock_guard<std::mutex> b(ingest_mu_);
+    stop_ = true;
+  }
+  loop_cv_.notify_all();
+  ingest_cv_.notify_all();
+  if (dispatch_thread_.joinable()) dispatch_thread_.join();
+  if (ingest_thread_.joinable()) ingest_thread_.join();
+}
+
+void Orchestrator::Kick() {
+  {
+    std::lock_guard<std::mutex> lock(loop_mu_);
+    kicked_ = true;
+  }
+  loop_cv_.notify_one();
+}
+
+std::shared_ptr<SessionHandle> Orchestrator::SessionFor(const std::string& node_id) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = sessions_.find(node_id);
+  if (it == sessions_.end() || !it->second->connected()) return nullptr;
+  return it->second;
+}
+
+bool Orchestrator::Connected(const std::string& node_id) const {
+  return SessionFor(node_id) != nullptr;
+}
+
+Liveness Orchestrator::NodeLiveness(const store::NodeInfo& node) const {
+  if (!node.registered || !node.last_heartbeat) return Liveness::kNeverSeen;
+  Duration silent = clock_.Now() - *node.last_heartbeat;
+  if (silent < options_.suspect_after) return Liveness::kAlive;
+  if (silent < options_.lost_after) return Liveness::kSuspect;
+  return Liveness::kLost;
+}
+
+// ---------------------------------------------------------------- sessions
+
+grpc::Status Orchestrator::OnHello(const std::shared_ptr<SessionHandle>& handle,
+                                   const apollo::v1::Hello& hello, apollo::v1::Welcome* welcome) {
+  if (hello.node_id().empty()) {
+    return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, "Hello without node_id");
+  }
+  store::NodeInfo node;
+  node.node_id = hello.node_id();
+  node.labels.insert(hello.labels().begin(), hello.labels().end());
+  node.groups.assign(hello.groups().begin(), hello.groups().end());
+  node.intents.assign(hello.intents().begin(), hello.intents().end());
+  node.mode = hello.mode() == apollo::v1::AGENT_MODE_CONSERVATIVE ? "conservative" : "normal";
+  node.agent_version = hello.agent_version();
+  node.last_heartbeat = clock_.Now();
+  node.registered = true;
+  if (Status s = store_.UpsertNode(node); !s.ok()) {
+    return grpc::Status(grpc::StatusCode::UNAVAILABLE, "cannot register node: " + s.message());
+  }
+  auto stored = store_.HighestStoredSeq(node.node_id);
+  if (!stored.ok()) {
+    return grpc::Status(grpc::StatusCode::UNAVAILABLE, "store: " + stored.status().message());
+  }
+  welcome->set_stored_seq(*stored);
+  welcome->set_heartbeat_interval_ms(
+      std::chrono::duration_cast<std::chrono::milliseconds>(options_.heartbeat_interval).count());
+  welcome->set_orchestrator_id(options_.orchestrator_id);
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    sessions_[node.node_id] = handle;  // a reconnect replaces the old stream
+  }
+  Kick();
+  return grpc::Status::OK;
+}
+
+void Orchestrator::OnEvents(const std::shared_ptr<SessionHandle>& handle,
+                            apollo::v1::EventBatch batch, std::function<void(uint64_t)> done) {
+  std::vector<Event> events;
+  events.reserve(batch.events_size());
+  for (const auto& pb : batch.events()) {
+    auto e = EventFromProto(pb);
+    if (!e.ok()) {
+      // Keep it so the store records it as malformed (an alert), but never
+      // let one agent write another node's events.
+      Event raw;
+      raw.task_id = pb.task_id();
+      raw.node_id = handle->node_id();
+      raw.sequence_number = pb.sequence_number();
+      raw.attempt = pb.attempt();
+      raw.type = static_cast<EventType>(pb.event_type());
+      raw.payload = pb.payload();
+      events.push_back(std::move(raw));
+      continue;
+    }
+    if (e->node_id != handle->node_id()) continue;
+    events.push_back(std::move(*e));
+  }
+  PendingApply p;
+  p.node_id = handle->node_id();
+  p.done = std::move(done);
+  p.result = store_.ApplyAsync(std::move(events));
+  {
+    std::lock_guard<std::mutex> lock(ingest_mu_);
+    ingest_.push_back(std::move(p));
+  }
+  ingest_cv_.notify_one();
+}
+
+// Completes applies in submission order (the store commits in that order)
+// and acknowledges each agent only after its events are committed.
+void Orchestrator::IngestLoop() {
+  for (;;) {
+    PendingApply p;
+    {
+      std::unique_lock<std::mutex> lock(ingest_mu_);
+      ingest_cv_.wait(lock, [this] { return stop_ || !ingest_.empty(); });
+      if (ingest_.empty()) return;
+      p = std::move(ingest_.front());
+      ingest_.pop_front();
+    }
+    Result<store::ApplyResult> r = p.result.get();
+    uint64_t acked = 0;
+    if (r.ok()) {
+      auto it = r->acked_seq.find(p.node_id);
+      if (it != r->acked_seq.end()) acked = it->second;
+    }
+    // On a store error nothing is acknowledged: the agent keeps the events
+    // in its WAL and resends them.
+    p.done(acked);
+    if (r.ok()) Kick();
+  }
+}
+
+void Orchestrator::OnHeartbeat(const std::shared_ptr<SessionHandle>& handle,
+                               const apollo::v1::Heartbeat& hb) {
+  std::string mode = hb.mode() == apollo::v1::AGENT_MODE_CONSERVATIVE ? "conservative" : "normal";
+  (void)store_.RecordHeartbeat(handle->node_id(), clock_.Now(), mode);
+}
+
+void Orchestrator::OnSnapshot(const std::shared_ptr<SessionHandle>&, const apollo::v1::Snapshot&) {
+  // Reconciliation of snapshots comes with the autonomy issue (#6).
+}
+
+void Orchestrator::OnProgress(const std::shared_ptr<SessionHandle>&,
+                              const apollo::v1::ProgressReply&) {}
+
+void Orchestrator::OnDisconnect(const std::shared_ptr<SessionHandle>& handle) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = sessions_.find(handle->node_id());
+  if (it != sessions_.end() && it->second == handle) sessions_.erase(it);
+}
+
+void Orchestrator::SendCancel(const std::string& task_id, const std::string& node_id,
+                              uint32_t attempt, const std::string& reason) {
+  auto session = SessionFor(node_id);
+  if (!session) return;
+  CenterMessage msg;
+  msg.mutable_cancel()->set_task_id(task_id);
+  msg.mutable_cancel()->set_attempt(attempt);
+  msg.mutable_cancel()->set_reason(reason);
+  session->Send(std::move(msg));
+}
+
+}  // namespace apollo::orchestrator

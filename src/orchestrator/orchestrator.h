@@ -1,0 +1,132 @@
+#pragma once
+
+// The center's brain: owns the agent sessions, turns agent events into
+// store commits (acknowledged only after the commit), and runs the dispatch
+// loop — dispatching due work, resending unacknowledged intents, timing out
+// stuck runs and granting retries — all through the StateStore, so a
+// restart resumes everything from the store and nothing depends on memory.
+//
+// Thread-safety: every public method is thread-safe. Internally: mu_
+// guards the session map and the small caches; the store serialises writes.
+
+#include <atomic>
+#include <condition_variable>
+#include <deque>
+#include <future>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "core/clock.h"
+#include "core/retry_policy.h"
+#include "core/task_id.h"
+#include "orchestrator/agent_session.h"
+#include "store/state_store.h"
+
+namespace apollo::orchestrator {
+
+struct OrchestratorOptions {
+  Duration dispatch_interval = std::chrono::seconds(1);
+  Duration ack_timeout = std::chrono::seconds(10);
+  Duration heartbeat_interval = std::chrono::seconds(10);
+  Duration suspect_after = std::chrono::seconds(30);
+  Duration lost_after = std::chrono::seconds(60);
+  int due_batch = 2000;  // due rows handled per pass
+  std::string orchestrator_id = "orchestrator";
+};
+
+enum class Liveness { kAlive, kSuspect, kLost, kNeverSeen };
+std::string_view LivenessName(Liveness l);
+
+class Orchestrator final : public SessionHost {
+ public:
+  // `store` and `clock` must outlive the Orchestrator.
+  Orchestrator(OrchestratorOptions options, store::StateStore& store, const Clock& clock);
+  ~Orchestrator() override;
+
+  // Starts the dispatch loop and the ingest completion thread.
+  void Start();
+  // Stops them; sessions are closed by the gRPC server's shutdown.
+  void Stop();
+
+  // Wakes the dispatch loop now (a submission, a new session, a commit).
+  void Kick();
+
+  // Sends Cancel for (task, node) to the node if it is connected.
+  void SendCancel(const std::string& task_id, const std::string& node_id, uint32_t attempt,
+                  const std::string& reason);
+
+  bool Connected(const std::string& node_id) const;
+  Liveness NodeLiveness(const store::NodeInfo& node) const;
+  TaskIdGenerator& ids() { return ids_; }
+  const OrchestratorOptions& options() const { return options_; }
+
+  // SessionHost
+  grpc::Status OnHello(const std::shared_ptr<SessionHandle>& handle, const apollo::v1::Hello& hello,
+                       apollo::v1::Welcome* welcome) override;
+  void OnEvents(const std::shared_ptr<SessionHandle>& handle, apollo::v1::EventBatch batch,
+                std::function<void(uint64_t)> done) override;
+  void OnHeartbeat(const std::shared_ptr<SessionHandle>& handle,
+                   const apollo::v1::Heartbeat& hb) override;
+  void OnSnapshot(const std::shared_ptr<SessionHandle>& handle,
+                  const apollo::v1::Snapshot& snapshot) override;
+  void OnProgress(const std::shared_ptr<SessionHandle>& handle,
+                  const apollo::v1::ProgressReply& reply) override;
+  void OnDisconnect(const std::shared_ptr<SessionHandle>& handle) override;
+
+ private:
+  struct PendingApply {
+    std::future<Result<store::ApplyResult>> result;
+    std::string node_id;
+    std::function<void(uint64_t)> done;
+  };
+
+  void IngestLoop();
+  void DispatchLoop();
+  // One pass over due work; returns how many rows it handled.
+  size_t DispatchPass();
+  std::shared_ptr<SessionHandle> SessionFor(const std::string& node_id) const;
+  // The spec of a task, cached (specs never change once stored).
+  std::shared_ptr<const TaskSpec> Spec(const std::string& task_id);
+  // Records why a row is not moving, once per distinct reason.
+  void Block(const store::DueItem& item, const std::string& reason);
+  apollo::v1::Intent MakeIntent(const TaskSpec& spec, uint32_t attempt) const;
+
+  // Due-work handlers; each appends intents to send per node.
+  using Outbox = std::map<std::string, std::vector<apollo::v1::Intent>>;
+  void HandleDispatch(const store::DueItem& item, Outbox& out);
+  void HandleAckTimeout(const store::DueItem& item, Outbox& out);
+  void HandleExecTimeout(const store::DueItem& item);
+  void HandleRetryDecision(const store::DueItem& item);
+  void HandleUpstreamFailed(const store::DueItem& item);
+  bool Apply(const store::TransitionRequest& request);
+
+  const OrchestratorOptions options_;
+  store::StateStore& store_;
+  const Clock& clock_;
+  TaskIdGenerator ids_;
+
+  mutable std::mutex mu_;
+  std::map<std::string, std::shared_ptr<SessionHandle>> sessions_;  // guarded by mu_
+  std::map<std::string, std::shared_ptr<const TaskSpec>> specs_;     // guarded by mu_
+  std::map<std::pair<std::string, std::string>, std::string> blocked_;  // guarded by mu_
+  Rng rng_;                                                          // guarded by mu_
+
+  std::mutex ingest_mu_;
+  std::condition_variable ingest_cv_;
+  std::deque<PendingApply> ingest_;  // guarded by ingest_mu_
+
+  std::mutex loop_mu_;
+  std::condition_variable loop_cv_;
+  bool kicked_ = false;  // guarded by loop_mu_
+  bool stop_ = false;    // guarded by loop_mu_ and ingest_mu_
+
+  std::thread ingest_thread_;
+  std::thread dispatch_thread_;
+};
+
+}  // namespace apollo::orchestrator

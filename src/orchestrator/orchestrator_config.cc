@@ -1,0 +1,349 @@
+// orchestrator.yaml -> OrchestratorConfig, every problem reported with its
+// position.
+#include "orchestrator/orchestrator_config.h"
+
+#include <algorithm>
+#include <cctype>
+#include <functional>
+#include <map>
+
+#include "core/config_reader.h"
+
+namespace apollo::orchestrator {
+namespace {
+
+using namespace std::chrono_literals;
+using internal::Field;
+using internal::Quote;
+using internal::YamlReader;
+
+const std::vector<std::string_view> kFields = {
+    "listen",          "store",           "bus",          "dispatch_interval",
+    "state_sync_interval", "ack_timeout", "heartbeat_interval", "suspect_after",
+    "lost_after",      "execution_extension", "retry_presets", "admission",
+    "circuit_breaker", "retry_budget",    "queue",        "retention",
+    "store_options",   "bus_options",     "callbacks"};
+const std::vector<std::string_view> kPresetFields = {"max_retries", "initial_interval",
+                                                     "max_interval", "backoff", "jitter"};
+
+constexpr Duration kDay = 24h;
+
+// Reads one field of a section; false if it was wrong (already reported).
+using FieldReader = std::function<bool(const YAML::Node& value, const std::string& name)>;
+
+class OrchestratorParser {
+ public:
+  OrchestratorParser(YamlReader& r, OrchestratorConfig* c) : r_(r), c_(c) {}
+
+  void Parse(const YAML::Node& root) {
+    if (root.IsNull()) return;
+    for (const Field& f : r_.Fields(root, "orchestrator config", kFields)) {
+      if (Value(f)) set_[f.key] = f.value;
+    }
+    CrossChecks();
+  }
+
+ private:
+  bool Value(const Field& f);
+  // A mapping section whose fields are read by `readers` (by key).
+  bool Section(const Field& f, const std::map<std::string, FieldReader>& readers);
+  bool Presets(const YAML::Node& n);
+  bool Preset(const std::string& name, const YAML::Node& n, RetryPolicy* out);
+  bool Dur(const YAML::Node& n, const std::string& name, Duration min, Duration max,
+           Duration* out) {
+    return internal::ReadDuration(r_, n, name, min, max, out);
+  }
+  template <typename T>
+  FieldReader Int(int64_t min, int64_t max, T* out) {
+    return [=, this](const YAML::Node& n, const std::string& name) {
+      return internal::ReadInt(r_, n, name, min, max, out);
+    };
+  }
+  FieldReader DurationIn(Duration min, Duration max, Duration* out) {
+    return [=, this](const YAML::Node& n, const std::string& name) {
+      return Dur(n, name, min, max, out);
+    };
+  }
+  FieldReader Fraction(double* out) {
+    return [=, this](const YAML::Node& n, const std::string& name) {
+      return internal::ReadNumber(r_, n, name, 0.01, 1.0, out);
+    };
+  }
+  void CrossChecks();
+  // Reports `message` at the later of two fields the file set, if any.
+  void ReportAt(const std::string& a, const std::string& b, const std::string& message);
+
+  YamlReader& r_;
+  OrchestratorConfig* c_;
+  std::map<std::string, YAML::Node> set_;  // fields read without error
+};
+
+bool OrchestratorParser::Value(const Field& f) {
+  const YAML::Node& v = f.value;
+  const std::string& k = f.key;
+  OrchestratorConfig& c = *c_;
+  if (k == "listen") {
+    return internal::ReadHostPort(r_, v, k, &c.listen, /*allow_any_port=*/true);
+  }
+  if (k == "store" || k == "bus") {
+    auto s = r_.String(v, k);
+    if (!s) return false;
+    Status st = k == "store" ? CheckStoreUrl(*s) : CheckBusUrl(*s);
+    if (!st.ok()) {
+      r_.Error(v, "'" + k + "': " + st.message());
+      return false;
+    }
+    (k == "store" ? c.store : c.bus) = *s;
+    return true;
+  }
+  if (k == "dispatch_interval") return Dur(v, k, 10ms, 60s, &c.dispatch_interval);
+  if (k == "state_sync_interval") return Dur(v, k, 10s, kDay, &c.state_sync_interval);
+  if (k == "ack_timeout") return Dur(v, k, 1s, 1h, &c.ack_timeout);
+  if (k == "heartbeat_interval") return Dur(v, k, 1s, 300s, &c.heartbeat_interval);
+  if (k == "suspect_after") return Dur(v, k, 1s, 1h, &c.suspect_after);
+  if (k == "lost_after") return Dur(v, k, 1s, kDay, &c.lost_after);
+  if (k == "retry_presets") return Presets(v);
+  if (k == "execution_extension") {
+    return Section(f, {{"extend_by", DurationIn(0s, kDay, &c.execution_extension.extend_by)},
+                       {"max_extensions", Int(0, 100, &c.execution_extension.max_extensions)}});
+  }
+  if (k == "admission") {
+    return Section(f, {{"max_new_sessions_per_s",
+                        Int(1, 100'000, &c.admission.max_new_sessions_per_s)}});
+  }
+  if (k == "circuit_breaker") {
+    return Section(f, {{"failures", Int(1, 1000, &c.circuit_breaker.failures)},
+                       {"cool_down", DurationIn(1s, kDay, &c.circuit_breaker.cool_down)}});
+  }
+  if (k == "retry_budget") {
+    FieldReader rate = [this](const YAML::Node& n, const std::string& name) {
+      return internal::ReadNumber(r_, n, name, 0.01, 1e6, &c_->retry_budget.rate_per_s);
+    };
+    return Section(f, {{"rate_per_s", rate}, {"burst", Int(1, 1'000'000, &c.retry_budget.burst)}});
+  }
+  if (k == "queue") {
+    return Section(f, {{"capacity", Int(1, 10'000'000, &c.queue.capacity)},
+                       {"alert_at", Fraction(&c.queue.alert_at)},
+                       {"pause_at", Fraction(&c.queue.pause_at)}});
+  }
+  if (k == "retention") {
+    return Section(f, {{"dedup", DurationIn(1min, 365 * kDay, &c.retention.dedup)},
+                       {"history", DurationIn(1h, 3650 * kDay, &c.retention.history)}});
+  }
+  if (k == "store_options") {
+    FieldReader sync = [this](const YAML::Node& n, const std::string& name) {
+      auto s = r_.String(n, name);
+      if (!s) return false;
+      std::string lower = *s;
+      std::transform(lower.begin(), lower.end(), lower.begin(),
+                     [](unsigned char ch) { return static_cast<char>(std::tolower(ch)); });
+      if (lower != "full" && lower != "normal") {
+        r_.Error(n, "'" + name + "' must be full or normal, got " + Quote(*s));
+        return false;
+      }
+      c_->store_options.synchronous = lower == "full" ? SqliteSync::kFull : SqliteSync::kNormal;
+      return true;
+    };
+    return Section(f, {{"synchronous", sync},
+                       {"batch_max", Int(1, 100'000, &c.store_options.batch_max)}});
+  }
+  if (k == "bus_options") {
+    return Section(f, {{"partitions", Int(1, 1024, &c.bus_options.partitions)},
+                       {"max_deliver", Int(1, 100, &c.bus_options.max_deliver)}});
+  }
+  return Section(f, {{"timeout", DurationIn(100ms, 5min, &c.callbacks.timeout)},  // callbacks
+                     {"max_attempts", Int(1, 100, &c.callbacks.max_attempts)}});
+}
+
+bool OrchestratorParser::Section(const Field& f,
+                                 const std::map<std::string, FieldReader>& readers) {
+  std::vector<std::string_view> allowed;
+  std::string hint;
+  for (const auto& [key, reader] : readers) {
+    allowed.push_back(key);
+    hint += (hint.empty() ? "" : ", ") + key;
+  }
+  if (!internal::RequireMap(r_, f.value, f.key, hint)) return false;
+  bool ok = true;
+  for (const Field& sub : r_.Fields(f.value, f.key, allowed)) {
+    const std::string name = f.key + "." + sub.key;
+    bool good = readers.at(sub.key)(sub.value, name);
+    if (good) set_[name] = sub.value;
+    ok = ok && good;
+  }
+  return ok;
+}
+
+bool OrchestratorParser::Presets(const YAML::Node& n) {
+  auto entries = internal::MapEntries(r_, n, "retry_presets");
+  if (!entries) return false;
+  std::map<std::string, RetryPolicy> presets = c_->retry_presets;
+  bool ok = true;
+  for (const Field& e : *entries) {
+    RetryPolicy policy;
+    if (auto p = internal::KeyProblem("retry_presets", e.key, false); !p.empty()) {
+      r_.Error(e.key_node, p);
+      ok = false;
+    } else if (Preset(e.key, e.value, &policy)) {
+      presets[e.key] = policy;
+    } else {
+      ok = false;
+    }
+  }
+  if (ok) c_->retry_presets = std::move(presets);
+  return ok;
+}
+
+bool OrchestratorParser::Preset(const std::string& name, const YAML::Node& n, RetryPolicy* out) {
+  const std::string what = "retry_presets." + name;
+  if (!internal::RequireMap(r_, n, what,
+                            "max_retries, initial_interval, max_interval, backoff, jitter")) {
+    return false;
+  }
+  bool ok = true;
+  std::optional<YAML::Node> initial_node;  // where an interval mismatch is reported
+  for (const Field& f : r_.Fields(n, what, kPresetFields)) {
+    const std::string field = what + "." + f.key;
+    Duration d{0};
+    if (f.key == "max_retries") {
+      ok = internal::ReadInt(r_, f.value, field, 0, 100, &out->max_retries) && ok;
+    } else if (f.key == "initial_interval" || f.key == "max_interval") {
+      bool good = Dur(f.value, field, 0s, kDay, &d);
+      if (good && d % std::chrono::seconds(1) != Duration(0)) {
+        r_.Error(f.value, "'" + field + "' must be whole seconds, got " + FormatDuration(d));
+        good = false;
+      }
+      auto secs = std::chrono::duration_cast<std::chrono::seconds>(d);
+      if (good) (f.key == "initial_interval" ? out->initial_interval : out->max_interval) = secs;
+      if (good && f.key == "initial_interval") initial_node = f.value;
+      ok = ok && good;
+    } else if (f.key == "backoff") {
+      auto s = r_.String(f.value, field);
+      auto b = s ? ParseBackoff(*s) : std::nullopt;
+      if (s && !b) {
+        r_.Error(f.value, "'" + field + "' must be exponential or fixed, got " + Quote(*s));
+      }
+      if (b) out->backoff = *b;
+      ok = ok && b.has_value();
+    } else {
+      auto b = r_.Bool(f.value, field);
+      if (b) out->jitter = *b;
+      ok = ok && b.has_value();
+    }
+  }
+  if (ok && out->initial_interval > out->max_interval) {
+    r_.Error(initial_node ? *initial_node : n,
+             "'" + what + ".initial_interval' (" + std::to_string(out->initial_interval.count()) +
+                 "s) is greater than '" + what + ".max_interval' (" +
+                 std::to_string(out->max_interval.count()) + "s)");
+    ok = false;
+  }
+  return ok;
+}
+
+void OrchestratorParser::ReportAt(const std::string& a, const std::string& b,
+                                  const std::string& message) {
+  if (set_.count(b)) {
+    r_.Error(set_[b], message);
+  } else if (set_.count(a)) {
+    r_.Error(set_[a], message);
+  }
+}
+
+void OrchestratorParser::CrossChecks() {
+  const OrchestratorConfig& c = *c_;
+  auto d = [](Duration x) { return " (" + FormatDuration(x) + ")"; };
+  if (c.suspect_after <= c.heartbeat_interval) {
+    ReportAt("heartbeat_interval", "suspect_after",
+             "'suspect_after'" + d(c.suspect_after) + " must be longer than 'heartbeat_interval'" +
+                 d(c.heartbeat_interval) + ", or every node would look suspect between beats");
+  }
+  if (c.lost_after <= c.suspect_after) {
+    ReportAt("suspect_after", "lost_after",
+             "'lost_after'" + d(c.lost_after) + " must be longer than 'suspect_after'" +
+                 d(c.suspect_after));
+  }
+  if (c.queue.alert_at >= c.queue.pause_at) {
+    ReportAt("queue.alert_at", "queue.pause_at",
+             "'queue.alert_at' must be below 'queue.pause_at' (an alert comes before the pause)");
+  }
+}
+
+Status Bad(std::string_view url, std::string_view why) {
+  return Status::InvalidArgument(Quote(url) + " " + std::string(why));
+}
+
+}  // namespace
+
+std::string_view SqliteSyncName(SqliteSync s) { return s == SqliteSync::kFull ? "FULL" : "NORMAL"; }
+
+Status CheckStoreUrl(std::string_view url) {
+  constexpr std::string_view kSqlite = "sqlite://";
+  if (url.find('\0') != std::string_view::npos) return Bad(url, "contains a NUL character");
+  if (url.starts_with(kSqlite)) {
+    if (url.size() == kSqlite.size()) {
+      return Bad(url, "has no database path (e.g. sqlite://./var/apollo.db)");
+    }
+    return Status::Ok();
+  }
+  if (url.starts_with("postgresql://") || url.starts_with("postgres://")) return Status::Ok();
+  if (url.find("://") == std::string_view::npos) {
+    return Bad(url, "is not a store URL; for a SQLite file write sqlite://<path> "
+                    "(e.g. sqlite://./var/apollo.db)");
+  }
+  return Bad(url, "is not supported; use sqlite://<path> or postgresql://...");
+}
+
+Status CheckBusUrl(std::string_view url) {
+  constexpr std::string_view kNats = "nats://";
+  if (url == kEmbeddedBus) return Status::Ok();
+  if (!url.starts_with(kNats)) return Bad(url, "is not a bus; use embedded or nats://host:port");
+  auto hp = ParseHostPort(url.substr(kNats.size()));
+  if (!hp.ok()) return Status::InvalidArgument("nats: " + hp.status().message());
+  return Status::Ok();
+}
+
+ParsedOrchestratorConfig ParseOrchestratorConfig(std::string_view content,
+                                                 std::string_view file_name) {
+  ParsedOrchestratorConfig out;
+  internal::ParseConfigDocument(content, file_name, &out.errors,
+                                [&](YamlReader& r, const YAML::Node& root) {
+                                  OrchestratorParser(r, &out.config).Parse(root);
+                                });
+  return out;
+}
+
+Status ApplyOrchestratorOverrides(OrchestratorConfig& config,
+                                  const OrchestratorOverrides& o) {
+  OrchestratorConfig c = config;
+  std::string problems;
+  auto problem = [&](std::string_view flag, const Status& s) {
+    if (!s.ok()) problems += (problems.empty() ? "" : "\n") + std::string(flag) + ": " + s.message();
+    return s.ok();
+  };
+  if (o.listen) {
+    auto hp = ParseHostPort(*o.listen, /*allow_any_port=*/true);
+    if (problem("--listen", hp.status())) c.listen = *hp;
+  }
+  if (o.store && problem("--store", CheckStoreUrl(*o.store))) c.store = *o.store;
+  if (o.bus && problem("--bus", CheckBusUrl(*o.bus))) c.bus = *o.bus;
+  if (!problems.empty()) return Status::InvalidArgument(problems);
+  config = std::move(c);
+  return Status::Ok();
+}
+
+Result<OrchestratorConfig> LoadOrchestratorConfig(const std::string& path,
+                                                  const OrchestratorOverrides& overrides) {
+  OrchestratorConfig config;
+  if (!path.empty()) {
+    auto content = ReadConfigFile(path);
+    if (!content.ok()) return content.status();
+    ParsedOrchestratorConfig parsed = ParseOrchestratorConfig(*content, path);
+    if (!parsed.ok()) return Status::InvalidArgument(JoinDiagnostics(parsed.errors));
+    config = std::move(parsed.config);
+  }
+  APOLLO_RETURN_IF_ERROR(ApplyOrchestratorOverrides(config, overrides));
+  return config;
+}
+
+}  // namespace apollo::orchestrator

@@ -1,0 +1,168 @@
+#pragma once
+
+// The orchestrator's configuration: config/orchestrator.yaml, then
+// command-line overrides (--listen, --store, --bus) on top.
+//
+// Loading reports EVERY problem of the file at once, each as
+// "file:line:column: message" (core's Diagnostic). Nothing here throws.
+//
+// ONE PORT. `listen` (default 127.0.0.1:7011) serves both gRPC services: the
+// operator API (apollo-cli) and the agent gateway (edge agents). gRPC routes
+// by service name, so one port costs nothing and gives operators one address
+// to open in a firewall, one to put behind a load balancer, and one default
+// shared by apollo-cli --server and the agent's `orchestrator` key. If the
+// two ever need to be apart (e.g. the agent port on a different interface),
+// an `agent_listen` key can be added without breaking this file format.
+//
+// Thread-safety: values and pure functions; LoadOrchestratorConfig reads a
+// file.
+
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/clock.h"
+#include "core/config_values.h"
+#include "core/retry_policy.h"
+#include "core/status.h"
+#include "core/task_spec.h"
+
+namespace apollo::orchestrator {
+
+inline constexpr std::string_view kDefaultListen = "127.0.0.1:7011";
+inline constexpr std::string_view kDefaultStore = "sqlite://./var/apollo.db";
+inline constexpr std::string_view kEmbeddedBus = "embedded";
+
+// A RUNNING task past its timeout on a node that is alive and reports
+// progress is given more time, at most max_extensions times.
+struct ExecutionExtensionConfig {
+  Duration extend_by{0};  // 0: the task's own timeout
+  int max_extensions = 1;
+  friend bool operator==(const ExecutionExtensionConfig&,
+                         const ExecutionExtensionConfig&) = default;
+};
+
+struct AdmissionConfig {
+  int max_new_sessions_per_s = 100;  // agent sessions admitted per second
+  friend bool operator==(const AdmissionConfig&, const AdmissionConfig&) = default;
+};
+
+struct CircuitBreakerConfig {
+  int failures = 5;                             // consecutive, per intent
+  Duration cool_down = std::chrono::seconds(30);  // open -> half-open
+  friend bool operator==(const CircuitBreakerConfig&, const CircuitBreakerConfig&) = default;
+};
+
+// Token bucket on re-dispatches (retries, ack-timeout resends).
+struct RetryBudgetConfig {
+  double rate_per_s = 50;
+  int burst = 100;
+  friend bool operator==(const RetryBudgetConfig&, const RetryBudgetConfig&) = default;
+};
+
+// Dispatch queue watermarks, as fractions of capacity:
+// 0 < alert_at < pause_at <= 1.
+struct QueueConfig {
+  int64_t capacity = 10'000;
+  double alert_at = 0.8;
+  double pause_at = 0.9;
+  friend bool operator==(const QueueConfig&, const QueueConfig&) = default;
+};
+
+struct RetentionConfig {
+  Duration dedup = std::chrono::hours(24);     // event ids kept for dedup
+  Duration history = std::chrono::hours(168);  // history of final tasks
+  friend bool operator==(const RetentionConfig&, const RetentionConfig&) = default;
+};
+
+enum class SqliteSync { kFull, kNormal };
+// "FULL" / "NORMAL", as SQLite's PRAGMA synchronous (and store::StoreOptions) spell it.
+std::string_view SqliteSyncName(SqliteSync s);
+
+struct StoreOptionsConfig {
+  SqliteSync synchronous = SqliteSync::kFull;  // file: full | normal
+  int batch_max = 1000;                        // events per store transaction
+  friend bool operator==(const StoreOptionsConfig&, const StoreOptionsConfig&) = default;
+};
+
+struct BusOptionsConfig {
+  int partitions = 16;   // by task_id hash
+  int max_deliver = 5;   // tries before an event is dead-lettered
+  friend bool operator==(const BusOptionsConfig&, const BusOptionsConfig&) = default;
+};
+
+struct CallbackConfig {
+  Duration timeout = std::chrono::seconds(5);  // one POST
+  int max_attempts = 5;
+  friend bool operator==(const CallbackConfig&, const CallbackConfig&) = default;
+};
+
+struct OrchestratorConfig {
+  // Operator API + agent gateway. Port 0: the kernel picks one (tests).
+  HostPort listen{"127.0.0.1", 7011};
+  std::string store{kDefaultStore};            // sqlite://PATH | postgresql://...
+  std::string bus{kEmbeddedBus};               // embedded | nats://host:port
+  Duration dispatch_interval = std::chrono::seconds(1);
+  Duration state_sync_interval = std::chrono::seconds(300);
+  Duration ack_timeout = std::chrono::seconds(10);
+  Duration heartbeat_interval = std::chrono::seconds(10);  // expected from agents
+  Duration suspect_after = std::chrono::seconds(30);       // silent -> SUSPECT
+  Duration lost_after = std::chrono::seconds(60);          // silent -> LOST
+  ExecutionExtensionConfig execution_extension;
+  // The file's presets are merged over these: naming "fast" replaces it. A
+  // preset's missing fields take RetryPolicy's defaults (3 retries, 5 s,
+  // 60 s, exponential, no jitter).
+  std::map<std::string, RetryPolicy> retry_presets{{"fast", RetryPolicy::Fast()},
+                                                   {"slow", RetryPolicy::Slow()}};
+  AdmissionConfig admission;
+  CircuitBreakerConfig circuit_breaker;
+  RetryBudgetConfig retry_budget;
+  QueueConfig queue;
+  RetentionConfig retention;
+  StoreOptionsConfig store_options;
+  BusOptionsConfig bus_options;
+  CallbackConfig callbacks;
+
+  friend bool operator==(const OrchestratorConfig&, const OrchestratorConfig&) = default;
+};
+
+struct ParsedOrchestratorConfig {
+  OrchestratorConfig config;       // defaults, with the file's valid values
+  std::vector<Diagnostic> errors;  // empty: the file is valid; in file order
+  bool ok() const { return errors.empty(); }
+};
+
+// Parses and validates `content` (the text of `file_name`) over the defaults.
+// An empty file is valid.
+ParsedOrchestratorConfig ParseOrchestratorConfig(std::string_view content,
+                                                 std::string_view file_name);
+
+// OK when `url` is a store URL the orchestrator accepts: sqlite://<path>
+// (sqlite://./rel/apollo.db, sqlite:///abs/apollo.db) or
+// postgresql://... / postgres://... (libpq's URI). InvalidArgument saying why.
+Status CheckStoreUrl(std::string_view url);
+// OK for "embedded" or nats://host:port.
+Status CheckBusUrl(std::string_view url);
+
+struct OrchestratorOverrides {
+  std::optional<std::string> listen;  // --listen host:port
+  std::optional<std::string> store;   // --store URL
+  std::optional<std::string> bus;     // --bus embedded|nats://host:port
+};
+
+// Applies the overrides after checking them. InvalidArgument naming the flag
+// ("--listen: ..."), every problem in one message, one per line; `config`
+// is unchanged on error.
+Status ApplyOrchestratorOverrides(OrchestratorConfig& config,
+                                  const OrchestratorOverrides& overrides);
+
+// Reads `path` (bounded, core's ReadConfigFile), parses it, applies the
+// overrides. An empty `path` means no file: defaults plus overrides. A
+// missing file is NotFound (it was named on purpose). A bad file is
+// InvalidArgument whose message is every diagnostic, one per line.
+Result<OrchestratorConfig> LoadOrchestratorConfig(const std::string& path,
+                                                  const OrchestratorOverrides& overrides);
+
+}  // namespace apollo::orchestrator

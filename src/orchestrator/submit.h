@@ -1,0 +1,19 @@
+#pragma once
+
+// Submission: a task file's text -> validated specs -> resolved target
+// nodes -> tasks in the store (or, for a dry run, only the resolution).
+//
+// Thread-safety: a free function over thread-safe collaborators.
+
+#include "apollo/v1/api.pb.h"
+#include "core/task_id.h"
+#include "store/state_store.h"
+
+namespace apollo::orchestrator {
+
+// Fills `resp`. Problems with the file go into resp->errors (nothing is
+// stored then); a failing store is returned as the Status.
+Status SubmitTaskFile(const apollo::v1::SubmitTasksRequest& req, store::StateStore& store,
+                      TaskIdGenerator& ids, apollo::v1::SubmitTasksResponse* resp);
+
+}  // namespace apollo::orchestrator

@@ -1,0 +1,158 @@
+// Applying agent events: dedup, fencing, the state machine, CAS, history.
+// Same decisions as the SQLite backend, made over rows loaded for the whole
+// batch (rows.h) and written back with a few set-based statements.
+#include <set>
+
+#include "store/postgres/rows.h"
+#include "store/postgres/seq.h"
+#include "store/postgres/write_paths.h"
+
+namespace apollo::store::postgres {
+namespace {
+
+EventOutcome Rejected(Outcome o, std::string reason, std::optional<TaskState> from = {},
+                      std::optional<TaskState> to = {}, int64_t version = 0) {
+  return EventOutcome{o, std::move(reason), from, to, version};
+}
+
+class EventApplier {
+ public:
+  EventApplier(WriteTxn& txn, NodeRefs refs, SeqMap& seqs, RowMap& rows, WriteSet& ws)
+      : txn_(txn), refs_(std::move(refs)), seqs_(seqs), rows_(rows), ws_(ws) {}
+
+  EventOutcome ApplyOne(const Event& e, const Status& valid);
+
+ private:
+  EventOutcome ApplyToRow(const Event& e, PgRow& row);
+  void Alert(std::string_view kind, const Event& e, std::optional<TaskState> from,
+             std::optional<TaskState> to, std::string_view detail) {
+    ws_.AddAlert({kind, e.task_id, e.node_id, from, to, e.event_id(), detail});
+  }
+  void History(const Event& e, const PgRow& row, TaskState from, Outcome o, TaskState to,
+               std::string_view detail) {
+    ws_.AddHistory(txn_, {row.task_ref, row.node_ref, Cause::kEvent, o,
+                          static_cast<int64_t>(e.sequence_number), e.type, e.attempt, from, to,
+                          row.version, detail, e.payload});
+  }
+
+  WriteTxn& txn_;
+  NodeRefs refs_;
+  SeqMap& seqs_;
+  RowMap& rows_;
+  WriteSet& ws_;
+};
+
+EventOutcome EventApplier::ApplyOne(const Event& e, const Status& valid) {
+  auto ref = e.node_id.empty() ? refs_.end() : refs_.find(e.node_id);
+  SeqState* seq = ref == refs_.end() ? nullptr : &seqs_[ref->second];
+  if (seq && e.sequence_number > 0 && SeenBefore(*seq, e.sequence_number)) {
+    ++txn_.stats().events_duplicate;
+    return Rejected(Outcome::kDuplicate, "event " + e.event_id() + " already stored");
+  }
+  PgRow* row = nullptr;
+  if (valid.ok() && seq) {
+    auto it = rows_.find(RowKey(e.task_id, ref->second));
+    if (it != rows_.end()) row = &it->second;
+  }
+  // From here on the event counts as stored: its seq is consumed, so a
+  // redelivery is a duplicate, whatever the outcome below.
+  if (seq && e.sequence_number > 0) MarkSeen(*seq, e.sequence_number);
+  if (!valid.ok()) {
+    ++txn_.stats().malformed;
+    Alert("malformed", e, {}, {}, valid.message());
+    return Rejected(Outcome::kMalformed, valid.message());
+  }
+  if (!row) {
+    ++txn_.stats().unknown_task;
+    std::string why = "no task " + e.task_id + " on node " + e.node_id;
+    Alert("unknown_task", e, {}, {}, why);
+    return Rejected(Outcome::kUnknownTask, why);
+  }
+  return ApplyToRow(e, *row);
+}
+
+EventOutcome EventApplier::ApplyToRow(const Event& e, PgRow& row) {
+  TaskState from = row.state;
+  if (e.attempt != row.attempt) {
+    ++txn_.stats().events_stale;
+    std::string why = "attempt " + std::to_string(e.attempt) + " superseded by attempt " +
+                      std::to_string(row.attempt);
+    History(e, row, from, Outcome::kStaleAttempt, from, why);
+    return Rejected(Outcome::kStaleAttempt, why, from, from, row.version);
+  }
+  std::optional<TaskState> target = TargetState(e.type);
+  // Information only, or an agent confirming the state the row already has
+  // (ALREADY_RUNNING / ALREADY_DONE answers, CANCELLED after a cancel).
+  bool confirm = target && *target == row.state &&
+                 (e.type == EventType::kAlreadyRunning || e.type == EventType::kAlreadyDone ||
+                  e.type == EventType::kCancelled);
+  if (!target || confirm) {
+    ++txn_.stats().events_applied;
+    History(e, row, from, Outcome::kApplied, from, "");
+    return EventOutcome{Outcome::kApplied, "", from, from, row.version};
+  }
+  TransitionCheck check = CheckTransition(row.state, *target);
+  if (!check.allowed) {
+    ++txn_.stats().illegal_transitions;
+    Alert("illegal_transition", e, from, *target, check.reason);
+    History(e, row, from, Outcome::kIllegalTransition, from, check.reason);
+    return Rejected(Outcome::kIllegalTransition, std::string(check.reason), from, *target,
+                    row.version);
+  }
+  RowChange change;
+  change.to = *target;
+  change.attempt = row.attempt;
+  change.retries = row.retries;
+  FillDue(row, *target, txn_.now(), {}, {}, row.retries, change);
+  if (*target == TaskState::kSucceeded) change.result = e.payload;
+  if (*target == TaskState::kFailed || *target == TaskState::kTimeout) {
+    change.last_error = ErrorFromPayload(e.payload);
+  }
+  ChangeRow(txn_, row, change);
+  ++txn_.stats().events_applied;
+  History(e, row, from, Outcome::kApplied, *target, "");
+  ws_.Touch(row.task_ref);
+  return EventOutcome{Outcome::kApplied, "", from, *target, row.version};
+}
+
+}  // namespace
+
+Result<ApplyResult> ApplyEvents(WriteTxn& txn, std::span<const Event* const> events) {
+  std::vector<std::string> node_ids;
+  for (const Event* e : events) {
+    if (!e->node_id.empty()) node_ids.push_back(e->node_id);
+  }
+  NodeRefs refs = txn.FindNodes(node_ids);
+  std::set<int64_t> node_refs;
+  for (const auto& [id, ref] : refs) node_refs.insert(ref);
+  SeqMap seqs = LockSeqs(txn, node_refs);
+
+  std::vector<Status> valid;
+  valid.reserve(events.size());
+  std::set<RowKey> keys;
+  for (const Event* ep : events) {
+    const Event& e = *ep;
+    valid.push_back(ValidateEvent(e));
+    auto it = e.node_id.empty() ? refs.end() : refs.find(e.node_id);
+    if (valid.back().ok() && it != refs.end()) keys.emplace(e.task_id, it->second);
+  }
+  RowMap rows = LoadRows(txn, keys);
+
+  WriteSet ws;
+  EventApplier applier(txn, refs, seqs, rows, ws);
+  ApplyResult result;
+  result.outcomes.reserve(events.size());
+  for (size_t i = 0; i < events.size(); ++i) {
+    result.outcomes.push_back(applier.ApplyOne(*events[i], valid[i]));
+  }
+  APOLLO_RETURN_IF_ERROR(ws.Flush(txn, rows));
+  FlushSeqs(txn, seqs);
+  APOLLO_RETURN_IF_ERROR(RecomputeTasks(txn, ws.touched()));
+  for (const Event* e : events) {
+    auto it = e->node_id.empty() ? refs.end() : refs.find(e->node_id);
+    if (it != refs.end()) result.acked_seq[e->node_id] = seqs[it->second].hwm;
+  }
+  return result;
+}
+
+}  // namespace apollo::store::postgres

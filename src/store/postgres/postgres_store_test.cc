@@ -1,0 +1,236 @@
+// PostgreSQL-only behaviour: the schema file, a server that goes away and
+// comes back, and several stores (orchestrator replicas) writing at once.
+#include <gmock/gmock.h>
+
+#include <atomic>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+#include "store/open_store.h"
+#include "store/postgres/schema.h"
+#include "store/testing/pg_server.h"
+
+namespace apollo::store::postgres {
+namespace {
+
+using ::testing::HasSubstr;
+using testing::PgServer;
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+TaskSpec Spec(const std::string& id, const std::string& node) {
+  TaskSpec s;
+  s.task_id = id;
+  s.intent = "collect_metrics";
+  s.target_selector.type = SelectorType::kNodes;
+  s.target_selector.nodes = {node};
+  s.timeout = std::chrono::seconds(60);
+  s.retry_policy.max_retries = 2;
+  return s;
+}
+
+Event Ev(const std::string& task, const std::string& node, uint64_t seq, EventType type) {
+  Event e;
+  e.task_id = task;
+  e.node_id = node;
+  e.sequence_number = seq;
+  e.attempt = 1;
+  e.type = type;
+  return e;
+}
+
+class PostgresStoreTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    Result<std::unique_ptr<PgServer>> s = PgServer::Start();
+    ASSERT_TRUE(s.ok()) << s.status().ToString();  // fail, never skip
+    server_ = std::move(*s);
+    Result<std::string> url = server_->NewDatabase();
+    ASSERT_TRUE(url.ok()) << url.status().ToString();
+    url_ = *url;
+  }
+  std::unique_ptr<StateStore> Open() {
+    Result<std::unique_ptr<StateStore>> s = OpenStateStore(url_, {}, clock_);
+    EXPECT_TRUE(s.ok()) << s.status().ToString();
+    return s.ok() ? std::move(*s) : nullptr;
+  }
+  void CreateAndDispatch(StateStore& store, int n, const std::string& node) {
+    std::vector<NewTask> tasks;
+    std::vector<TransitionRequest> reqs;
+    for (int i = 0; i < n; ++i) {
+      std::string id = "t" + std::to_string(i);
+      tasks.push_back({Spec(id, node), {node}});
+      TransitionRequest r;
+      r.task_id = id;
+      r.node_id = node;
+      r.to = TaskState::kDispatched;
+      reqs.push_back(r);
+    }
+    ASSERT_TRUE(store.CreateTasks(tasks).ok());
+    ASSERT_TRUE(store.Transition(reqs).ok());
+  }
+
+  ManualClock clock_;
+  std::unique_ptr<PgServer> server_;
+  std::string url_;
+};
+
+TEST(PostgresSchemaTest, SchemaSqlIsTheEmbeddedDdl) {
+  std::string file = ReadFile(std::string(APOLLO_SOURCE_DIR) + "/schema.sql");
+  ASSERT_FALSE(file.empty()) << "cannot read schema.sql";
+  EXPECT_EQ(file, std::string(kSchemaSql))
+      << "schema.sql and src/store/postgres/schema.cc differ: keep them identical";
+}
+
+TEST_F(PostgresStoreTest, PsqlSchemaTwiceThenTheStoreOpensOnIt) {
+  std::string cmd = "psql '" + url_ + "' -q -v ON_ERROR_STOP=1 -f " +
+                    std::string(APOLLO_SOURCE_DIR) + "/schema.sql > /dev/null";
+  ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
+  ASSERT_EQ(std::system(cmd.c_str()), 0) << "second run: " << cmd;
+  std::unique_ptr<StateStore> store = Open();
+  ASSERT_NE(store, nullptr);
+  CreateAndDispatch(*store, 1, "n1");
+  store = Open();  // migrating an up-to-date database is a no-op
+  ASSERT_NE(store, nullptr);
+  EXPECT_EQ(store->GetTask("t0")->nodes.at(0).state, TaskState::kDispatched);
+}
+
+TEST_F(PostgresStoreTest, ServerStoppedMidRunIsUnavailableThenRecoversOnTheSameStore) {
+  std::unique_ptr<StateStore> store = Open();
+  ASSERT_NE(store, nullptr);
+  CreateAndDispatch(*store, 2, "n1");
+  ASSERT_TRUE(store->GetTask("t0").ok());  // a reader connection is pooled
+
+  ASSERT_TRUE(server_->Stop().ok());
+  Result<ApplyResult> applied = store->Apply({Ev("t0", "n1", 1, EventType::kAccepted)});
+  ASSERT_FALSE(applied.ok());
+  EXPECT_EQ(applied.status().code(), StatusCode::kUnavailable);
+  EXPECT_THAT(applied.status().message(), HasSubstr("PostgreSQL"));
+  Result<TaskRow> read = store->GetTask("t0");
+  ASSERT_FALSE(read.ok());
+  EXPECT_EQ(read.status().code(), StatusCode::kUnavailable);
+  EXPECT_EQ(store->UpsertNode({"n1", {}, {}, {}, "normal", "1", std::nullopt, true}).code(),
+            StatusCode::kUnavailable);
+
+  ASSERT_TRUE(server_->Restart().ok());
+  applied = store->Apply({Ev("t0", "n1", 1, EventType::kAccepted)});
+  ASSERT_TRUE(applied.ok()) << applied.status().ToString();
+  EXPECT_EQ(applied->outcomes.at(0).outcome, Outcome::kApplied);
+  read = store->GetTask("t0");
+  ASSERT_TRUE(read.ok()) << read.status().ToString();
+  EXPECT_EQ(read->nodes.at(0).state, TaskState::kRunning);
+  EXPECT_EQ(*store->HighestStoredSeq("n1"), 1u);
+}
+
+TEST_F(PostgresStoreTest, OpenFailsUnavailableWhenTheServerIsDown) {
+  ASSERT_TRUE(server_->Stop().ok());
+  Result<std::unique_ptr<StateStore>> s = OpenStateStore(url_, {}, clock_);
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.status().code(), StatusCode::kUnavailable);
+}
+
+// Two replicas race compare-and-set dispatches of the same rows: each row is
+// dispatched exactly once.
+TEST_F(PostgresStoreTest, TwoStoresRacingCasDispatchLoseNoUpdate) {
+  constexpr int kTasks = 200;
+  std::unique_ptr<StateStore> a = Open(), b = Open();
+  ASSERT_TRUE(a && b);
+  std::vector<NewTask> tasks;
+  for (int i = 0; i < kTasks; ++i) tasks.push_back({Spec("t" + std::to_string(i), "n1"), {"n1"}});
+  ASSERT_TRUE(a->CreateTasks(tasks).ok());
+  std::atomic<int> applied{0}, conflicts{0};
+  auto race = [&](StateStore& s, bool reverse) {
+    for (int k = 0; k < kTasks; ++k) {
+      int i = reverse ? kTasks - 1 - k : k;
+      TransitionRequest r;
+      r.task_id = "t" + std::to_string(i);
+      r.node_id = "n1";
+      r.to = TaskState::kDispatched;
+      r.expected_version = 1;
+      Result<std::vector<EventOutcome>> o = s.Transition({&r, 1});
+      ASSERT_TRUE(o.ok()) << o.status().ToString();
+      Outcome out = o->at(0).outcome;
+      if (out == Outcome::kApplied) ++applied;
+      if (out == Outcome::kVersionConflict) ++conflicts;
+    }
+  };
+  std::thread ta([&] { race(*a, false); }), tb([&] { race(*b, true); });
+  ta.join();
+  tb.join();
+  EXPECT_EQ(applied.load(), kTasks);
+  EXPECT_EQ(conflicts.load(), kTasks);
+  for (int i = 0; i < kTasks; ++i) {
+    std::string id = "t" + std::to_string(i);
+    EXPECT_EQ(a->GetTask(id)->nodes.at(0).version, 2) << id;
+    EXPECT_EQ(a->GetHistory(id)->size(), 2u) << id;  // create + one dispatch
+  }
+}
+
+// Replica A applies the agents' events while replica B cancels the same rows
+// and both replay the same event stream: every event counts once, and each
+// row's history is one unbroken chain of versions.
+TEST_F(PostgresStoreTest, ConcurrentEventsAndCancelsKeepEveryHistoryConsistent) {
+  constexpr int kTasks = 150;
+  std::unique_ptr<StateStore> a = Open(), b = Open();
+  ASSERT_TRUE(a && b);
+  CreateAndDispatch(*a, kTasks, "n1");
+  std::vector<Event> events;
+  for (int i = 0; i < kTasks; ++i) {
+    events.push_back(Ev("t" + std::to_string(i), "n1", i + 1, EventType::kAccepted));
+  }
+  auto apply_all = [&](StateStore& s) {
+    for (size_t i = 0; i < events.size(); i += 10) {
+      std::vector<Event> chunk(events.begin() + i,
+                               events.begin() + std::min(events.size(), i + 10));
+      Result<ApplyResult> r = s.Apply(chunk);
+      ASSERT_TRUE(r.ok()) << r.status().ToString();
+    }
+  };
+  std::thread ta([&] { apply_all(*a); });
+  std::thread tb([&] {
+    for (int i = kTasks - 1; i >= 0; --i) {
+      TransitionRequest r;
+      r.task_id = "t" + std::to_string(i);
+      r.node_id = "n1";
+      r.to = TaskState::kCancelled;
+      r.cause = Cause::kCancel;
+      ASSERT_TRUE(b->Transition({&r, 1}).ok());
+    }
+  });
+  std::thread tc([&] { apply_all(*b); });  // the same events via another replica
+  ta.join();
+  tb.join();
+  tc.join();
+  StoreStats sa = a->Stats(), sb = b->Stats();
+  EXPECT_EQ(sa.events_applied + sb.events_applied + sa.illegal_transitions +
+                sb.illegal_transitions,
+            kTasks);
+  EXPECT_EQ(sa.events_duplicate + sb.events_duplicate, kTasks);
+  EXPECT_EQ(*a->HighestStoredSeq("n1"), static_cast<uint64_t>(kTasks));
+  for (int i = 0; i < kTasks; ++i) {
+    std::string id = "t" + std::to_string(i);
+    Result<std::vector<HistoryRow>> h = a->GetHistory(id);
+    ASSERT_TRUE(h.ok());
+    int64_t version = 1;
+    TaskState state = TaskState::kPending;
+    for (const HistoryRow& row : *h) {
+      if (row.cause == Cause::kCreate || row.outcome != Outcome::kApplied) continue;
+      EXPECT_EQ(row.from, state) << id;
+      EXPECT_EQ(row.version, ++version) << id;
+      state = row.to;
+    }
+    NodeRow now = a->GetTask(id)->nodes.at(0);
+    EXPECT_EQ(now.state, TaskState::kCancelled) << id;
+    EXPECT_EQ(now.version, version) << id;
+  }
+}
+
+}  // namespace
+}  // namespace apollo::store::postgres

@@ -1,0 +1,225 @@
+#include "store/postgres/rows.h"
+
+#include <nlohmann/json.hpp>
+
+namespace apollo::store::postgres {
+
+RowMap LoadRows(WriteTxn& txn, const std::set<RowKey>& keys) {
+  RowMap rows;
+  if (keys.empty()) return rows;
+  PgArray task_ids, node_refs;
+  for (const auto& [task_id, node_ref] : keys) {
+    task_ids.Add(task_id);
+    node_refs.Add(node_ref);
+  }
+  // Locked in key order, so two writers never wait on each other in a cycle.
+  pqxx::result r = txn.Exec(
+      "SELECT k.task_id, tn.task_ref, tn.node_ref, tn.state, tn.version, tn.attempt, "
+      "tn.retries, t.timeout_us, t.max_retries, tn.updated_at, tn.due_kind, tn.due_at, "
+      "tn.blocked_reason, tn.last_error, tn.result, tn.result_ref "
+      "FROM unnest($1::text[], $2::bigint[]) AS k(task_id, node_ref) "
+      "JOIN tasks t ON t.task_id = k.task_id "
+      "JOIN task_nodes tn ON tn.task_ref = t.task_ref AND tn.node_ref = k.node_ref "
+      "ORDER BY tn.task_ref, tn.node_ref FOR UPDATE OF tn",
+      task_ids.str(), node_refs.str());
+  for (const auto& f : r) {
+    PgRow row;
+    row.task_ref = f[1].as<int64_t>();
+    row.node_ref = f[2].as<int64_t>();
+    row.state = static_cast<TaskState>(f[3].as<int>());
+    row.version = f[4].as<int64_t>();
+    row.attempt = static_cast<uint32_t>(f[5].as<int64_t>());
+    row.retries = f[6].as<int>();
+    row.timeout_us = f[7].as<int64_t>();
+    row.max_retries = f[8].as<int>();
+    row.updated_at = f[9].as<int64_t>();
+    row.due_kind = static_cast<DueKind>(f[10].as<int>());
+    row.due_at = Opt<int64_t>(f[11]);
+    row.blocked_reason = f[12].as<std::string>();
+    row.last_error = f[13].as<std::string>();
+    row.result = f[14].as<std::string>();
+    row.result_ref = Opt<int64_t>(f[15]);
+    row.loaded_version = row.version;
+    rows.emplace(RowKey(f[0].as<std::string>(), row.node_ref), std::move(row));
+  }
+  return rows;
+}
+
+void FillDue(const PgRow& cur, TaskState to, TimePoint now,
+             std::optional<TimePoint> ack_deadline, std::optional<TimePoint> next_attempt_at,
+             int retries, RowChange& change) {
+  change.due_kind = DueKind::kNone;
+  change.due_at.reset();
+  change.blocked_reason.clear();
+  switch (to) {
+    case TaskState::kDispatched:
+      change.blocked_reason = "awaiting_ack since " + FormatRfc3339(now);
+      if (ack_deadline) {
+        change.due_kind = DueKind::kAckTimeout;
+        change.due_at = ToUnixMicros(*ack_deadline);
+      }
+      break;
+    case TaskState::kRunning:
+      if (cur.timeout_us > 0) {
+        change.due_kind = DueKind::kExecTimeout;
+        change.due_at = ToUnixMicros(now) + cur.timeout_us;
+      }
+      break;
+    case TaskState::kRetrying: {
+      TimePoint at = next_attempt_at.value_or(now);
+      change.due_kind = DueKind::kRetry;
+      change.due_at = ToUnixMicros(at);
+      change.blocked_reason = "backoff until " + FormatRfc3339(at);
+      break;
+    }
+    case TaskState::kFailed:
+    case TaskState::kTimeout:
+      if (retries < cur.max_retries) {
+        change.due_kind = DueKind::kRetryDecision;
+        change.due_at = ToUnixMicros(now);
+      }
+      break;
+    default:
+      break;
+  }
+}
+
+int64_t StorePayload(WriteTxn& txn, int64_t task_ref, std::string_view body) {
+  pqxx::result r = txn.Exec(
+      "INSERT INTO payloads(task_ref, body) VALUES ($1, $2) RETURNING payload_id", task_ref,
+      std::string(body));
+  return r[0][0].as<int64_t>();
+}
+
+void ChangeRow(WriteTxn& txn, PgRow& row, const RowChange& c) {
+  row.state = c.to;
+  row.version += 1;
+  row.attempt = c.attempt;
+  row.retries = c.retries;
+  row.updated_at = txn.now_us();
+  row.due_kind = c.due_kind;
+  row.due_at = c.due_at;
+  row.blocked_reason = c.blocked_reason;
+  if (c.last_error) row.last_error = *c.last_error;
+  if (c.result) {
+    if (c.result->size() > kInlinePayloadMax) {
+      row.result_ref = StorePayload(txn, row.task_ref, *c.result);
+      row.result.clear();
+    } else {
+      row.result = *c.result;
+      row.result_ref.reset();
+    }
+  }
+  row.dirty = true;
+}
+
+void WriteSet::AddHistory(WriteTxn& txn, const HistoryEntry& e) {
+  Hist h{e, std::string(e.detail), {}, std::nullopt};
+  if (e.payload.size() > kInlinePayloadMax) {
+    h.payload_ref = StorePayload(txn, e.task_ref, e.payload);
+  } else {
+    h.payload = std::string(e.payload);
+  }
+  h.e.detail = {};
+  h.e.payload = {};
+  history_.push_back(std::move(h));
+}
+
+void WriteSet::AddAlert(const AlertEntry& a) {
+  a_kind_.Add(a.kind);
+  a_task_.Add(a.task_id);
+  a_node_.Add(a.node_id);
+  a.from ? a_from_.Add(static_cast<int64_t>(*a.from)) : a_from_.AddNull();
+  a.to ? a_to_.Add(static_cast<int64_t>(*a.to)) : a_to_.AddNull();
+  a_event_.Add(a.event_id);
+  a_detail_.Add(a.detail);
+}
+
+Status WriteSet::Flush(WriteTxn& txn, RowMap& rows) {
+  PgArray tr, nr, old_v, st, v, att, ret, upd, dk, da, br, le, res, rr;
+  size_t dirty = 0;
+  for (auto& [key, row] : rows) {
+    if (!row.dirty) continue;
+    ++dirty;
+    tr.Add(row.task_ref), nr.Add(row.node_ref), old_v.Add(row.loaded_version);
+    st.Add(static_cast<int64_t>(row.state)), v.Add(row.version);
+    att.Add(static_cast<int64_t>(row.attempt)), ret.Add(static_cast<int64_t>(row.retries));
+    upd.Add(row.updated_at), dk.Add(static_cast<int64_t>(row.due_kind)), da.Add(row.due_at);
+    br.Add(row.blocked_reason), le.Add(row.last_error), res.Add(row.result);
+    rr.Add(row.result_ref);
+  }
+  if (dirty > 0) {
+    pqxx::result r = txn.Exec(
+        "UPDATE task_nodes tn SET state = u.state, version = u.version, attempt = u.attempt, "
+        "retries = u.retries, updated_at = u.updated_at, due_kind = u.due_kind, "
+        "due_at = u.due_at, blocked_reason = u.blocked_reason, last_error = u.last_error, "
+        "result = u.result, result_ref = u.result_ref "
+        "FROM unnest($1::bigint[], $2::bigint[], $3::bigint[], $4::int[], $5::bigint[], "
+        "$6::bigint[], $7::int[], $8::bigint[], $9::int[], $10::bigint[], $11::text[], "
+        "$12::text[], $13::text[], $14::bigint[]) AS u(task_ref, node_ref, old_version, state, "
+        "version, attempt, retries, updated_at, due_kind, due_at, blocked_reason, last_error, "
+        "result, result_ref) "
+        "WHERE tn.task_ref = u.task_ref AND tn.node_ref = u.node_ref "
+        "AND tn.version = u.old_version",
+        tr.str(), nr.str(), old_v.str(), st.str(), v.str(), att.str(), ret.str(), upd.str(),
+        dk.str(), da.str(), br.str(), le.str(), res.str(), rr.str());
+    if (r.affected_rows() != dirty) {
+      return Status::Internal("compare-and-set lost on a locked task_nodes row");
+    }
+    for (auto& [key, row] : rows) {
+      row.dirty = false;
+      row.loaded_version = row.version;
+    }
+  }
+  if (!history_.empty()) {
+    PgArray h_tr, h_nr, h_cause, h_out, h_seq, h_type, h_att, h_from, h_to, h_v, h_det, h_pay, h_ref;
+    for (const Hist& h : history_) {
+      const HistoryEntry& e = h.e;
+      h_tr.Add(e.task_ref), h_nr.Add(e.node_ref), h_cause.Add(static_cast<int64_t>(e.cause));
+      h_out.Add(static_cast<int64_t>(e.outcome)), h_seq.Add(e.seq);
+      e.type ? h_type.Add(static_cast<int64_t>(*e.type)) : h_type.AddNull();
+      h_att.Add(static_cast<int64_t>(e.attempt)), h_from.Add(static_cast<int64_t>(e.from));
+      h_to.Add(static_cast<int64_t>(e.to)), h_v.Add(e.version), h_det.Add(h.detail);
+      h_pay.Add(h.payload), h_ref.Add(h.payload_ref);
+    }
+    txn.Exec(
+        "INSERT INTO history(task_ref, node_ref, cause, outcome, seq, event_type, attempt, "
+        "from_state, to_state, version, at, detail, payload, payload_ref) "
+        "SELECT u.task_ref, u.node_ref, u.cause, u.outcome, u.seq, u.event_type, u.attempt, "
+        "u.from_state, u.to_state, u.version, $14, u.detail, u.payload, u.payload_ref "
+        "FROM unnest($1::bigint[], $2::bigint[], $3::int[], $4::int[], $5::bigint[], "
+        "$6::int[], $7::bigint[], $8::int[], $9::int[], $10::bigint[], $11::text[], "
+        "$12::text[], $13::bigint[]) WITH ORDINALITY AS u(task_ref, node_ref, cause, outcome, "
+        "seq, event_type, attempt, from_state, to_state, version, detail, payload, "
+        "payload_ref, ord) ORDER BY u.ord",
+        h_tr.str(), h_nr.str(), h_cause.str(), h_out.str(), h_seq.str(), h_type.str(),
+        h_att.str(), h_from.str(), h_to.str(), h_v.str(), h_det.str(), h_pay.str(), h_ref.str(),
+        txn.now_us());
+    history_.clear();
+  }
+  if (!a_kind_.empty()) {
+    txn.Exec(
+        "INSERT INTO alerts(kind, task_id, node_id, from_state, to_state, event_id, detail, at) "
+        "SELECT u.kind, u.task_id, u.node_id, u.from_state, u.to_state, u.event_id, u.detail, $8 "
+        "FROM unnest($1::text[], $2::text[], $3::text[], $4::int[], $5::int[], $6::text[], "
+        "$7::text[]) WITH ORDINALITY AS u(kind, task_id, node_id, from_state, to_state, "
+        "event_id, detail, ord) ORDER BY u.ord",
+        a_kind_.str(), a_task_.str(), a_node_.str(), a_from_.str(), a_to_.str(), a_event_.str(),
+        a_detail_.str(), txn.now_us());
+    a_kind_ = a_task_ = a_node_ = a_from_ = a_to_ = a_event_ = a_detail_ = PgArray();
+  }
+  return Status::Ok();
+}
+
+std::string ErrorFromPayload(std::string_view payload) {
+  nlohmann::json j = nlohmann::json::parse(payload, nullptr, /*allow_exceptions=*/false);
+  if (j.is_object()) {
+    for (const char* key : {"error", "message"}) {
+      auto it = j.find(key);
+      if (it != j.end() && it->is_string()) return it->get<std::string>();
+    }
+  }
+  return std::string(payload.substr(0, kInlinePayloadMax));
+}
+
+}  // namespace apollo::store::postgres

@@ -1,0 +1,44 @@
+#pragma once
+
+// Per-node deduplication state: the contiguous high-water mark (node_seq)
+// and the seqs stored above a gap (seq_above). Loaded under a row lock on
+// node_seq, so replicas deduplicating the same node take turns; changed in
+// memory; written back by FlushSeqs. Writer thread only; may throw pqxx.
+
+#include <cstdint>
+#include <map>
+#include <set>
+#include <utility>
+#include <vector>
+
+#include "store/postgres/writer.h"
+
+namespace apollo::store::postgres {
+
+struct SeqState {
+  uint64_t hwm = 0;          // every seq <= hwm is stored
+  uint64_t loaded_hwm = 0;
+  std::set<uint64_t> above;  // stored seqs > hwm + 1
+  std::vector<uint64_t> inserted;  // new seq_above rows
+  uint64_t delete_upto = 0;        // seq_above rows <= this are absorbed
+};
+
+using SeqMap = std::map<int64_t, SeqState>;  // by node_ref
+
+// Locks (in node_ref order) and loads the state of `node_refs`.
+SeqMap LockSeqs(WriteTxn& txn, const std::set<int64_t>& node_refs);
+
+inline bool SeenBefore(const SeqState& s, uint64_t seq) {
+  return seq <= s.hwm || s.above.count(seq) > 0;
+}
+
+// Records `seq` as stored and advances the contiguous high-water mark.
+void MarkSeen(SeqState& s, uint64_t seq);
+
+// Moves the mark past `seq` (a gap given up) and absorbs what follows.
+void SkipTo(SeqState& s, uint64_t seq);
+
+// Writes changed marks and seq_above rows; returns seq_above rows deleted.
+int64_t FlushSeqs(WriteTxn& txn, SeqMap& seqs);
+
+}  // namespace apollo::store::postgres

@@ -1,0 +1,35 @@
+#pragma once
+
+// The write paths of the PostgreSQL store. Each runs on the writer thread
+// inside the batch transaction (see writer.h); a non-OK Result rolls back the
+// op. They may throw pqxx exceptions, which the writer turns into Status.
+
+#include <span>
+#include <string>
+#include <vector>
+
+#include "core/event.h"
+#include "store/dead_letter.h"
+#include "store/postgres/writer.h"
+#include "store/types.h"
+
+namespace apollo::store::postgres {
+
+// Applies `events` in order (they may come from several callers' batches).
+Result<ApplyResult> ApplyEvents(WriteTxn& txn, std::span<const Event* const> events);
+
+Result<std::vector<EventOutcome>> ApplyTransitions(WriteTxn& txn,
+                                                   const std::vector<TransitionRequest>& reqs);
+
+Result<std::vector<CreatedTask>> InsertTasks(WriteTxn& txn, const std::vector<NewTask>& tasks);
+
+Status WriteNode(WriteTxn& txn, const NodeInfo& node);
+Status WriteHeartbeat(WriteTxn& txn, const std::string& node_id, TimePoint at,
+                      const std::string& mode);
+
+Result<int64_t> InsertDeadLetter(WriteTxn& txn, const DeadLetter& letter);
+Status DeleteDeadLetter(WriteTxn& txn, int64_t id);
+
+Result<PurgeStats> PurgeOld(WriteTxn& txn, const RetentionPolicy& policy);
+
+}  // namespace apollo::store::postgres

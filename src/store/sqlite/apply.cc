@@ -1,0 +1,166 @@
+// Applying agent events: dedup, fencing, the state machine, CAS, history.
+#include <set>
+
+#include "store/sqlite/row_ops.h"
+#include "store/sqlite/write_paths.h"
+
+namespace apollo::store::sqlite {
+namespace {
+
+bool SeenBefore(const NodeEntry& n, uint64_t seq) {
+  return seq <= n.hwm || n.above.count(seq) > 0;
+}
+
+// Records `seq` as stored and advances the contiguous high-water mark.
+Status MarkSeen(WriteTxn& txn, const std::string& node_id, uint64_t seq) {
+  NodeEntry& n = txn.MutableNode(node_id);
+  if (seq == n.hwm + 1) {
+    n.hwm = seq;
+    while (!n.above.empty() && *n.above.begin() == n.hwm + 1) {
+      n.hwm = *n.above.begin();
+      n.above.erase(n.above.begin());
+    }
+    n.seq_dirty = true;
+    Result<Stmt*> st = txn.db().Prepare("DELETE FROM seq_above WHERE node_ref = ?1 AND seq <= ?2");
+    if (!st.ok()) return st.status();
+    if (n.hwm > seq) {  // a gap closed: drop the absorbed out-of-order rows
+      StmtRef s(*st);
+      s->Bind(1, n.ref).Bind(2, static_cast<int64_t>(n.hwm));
+      APOLLO_RETURN_IF_ERROR(s->Run());
+    }
+    return Status::Ok();
+  }
+  n.above.insert(seq);
+  Result<Stmt*> st = txn.db().Prepare("INSERT INTO seq_above(node_ref, seq, at) VALUES (?1, ?2, ?3)");
+  if (!st.ok()) return st.status();
+  StmtRef s(*st);
+  s->Bind(1, n.ref).Bind(2, static_cast<int64_t>(seq)).Bind(3, txn.now_us());
+  return s->Run();
+}
+
+EventOutcome Rejected(Outcome o, std::string reason, std::optional<TaskState> from = {},
+                      std::optional<TaskState> to = {}, int64_t version = 0) {
+  return EventOutcome{o, std::move(reason), from, to, version};
+}
+
+class EventApplier {
+ public:
+  explicit EventApplier(WriteTxn& txn) : txn_(txn) {}
+
+  Result<EventOutcome> ApplyOne(const Event& e);
+  const std::set<int64_t>& touched() const { return touched_; }
+
+ private:
+  Result<EventOutcome> ApplyToRow(const Event& e, const RowState& row);
+  Status Alert(std::string_view kind, const Event& e, std::optional<TaskState> from,
+               std::optional<TaskState> to, std::string_view detail) {
+    return AddAlert(txn_, {kind, e.task_id, e.node_id, from, to, e.event_id(), detail});
+  }
+  Status History(const Event& e, const RowState& row, Outcome o, TaskState to,
+                 int64_t version, std::string_view detail) {
+    return AppendHistory(txn_, {row.task_ref, row.node_ref, Cause::kEvent, o,
+                                static_cast<int64_t>(e.sequence_number), e.type, e.attempt,
+                                row.state, to, version, detail, e.payload});
+  }
+
+  WriteTxn& txn_;
+  std::set<int64_t> touched_;
+};
+
+Result<EventOutcome> EventApplier::ApplyOne(const Event& e) {
+  const NodeEntry* node = e.node_id.empty() ? nullptr : txn_.FindNode(e.node_id);
+  if (node && e.sequence_number > 0 && SeenBefore(*node, e.sequence_number)) {
+    ++txn_.stats().events_duplicate;
+    return Rejected(Outcome::kDuplicate, "event " + e.event_id() + " already stored");
+  }
+  Status valid = ValidateEvent(e);
+  std::optional<RowState> row;
+  if (valid.ok() && node) {
+    Result<std::optional<RowState>> r = LoadRow(txn_, e.task_id, node->ref);
+    if (!r.ok()) return r.status();
+    row = *r;
+  }
+  // From here on the event counts as stored: its seq is consumed, so a
+  // redelivery is a duplicate, whatever the outcome below.
+  if (node && e.sequence_number > 0) APOLLO_RETURN_IF_ERROR(MarkSeen(txn_, e.node_id, e.sequence_number));
+  if (!valid.ok()) {
+    ++txn_.stats().malformed;
+    APOLLO_RETURN_IF_ERROR(Alert("malformed", e, {}, {}, valid.message()));
+    return Rejected(Outcome::kMalformed, valid.message());
+  }
+  if (!row) {
+    ++txn_.stats().unknown_task;
+    std::string why = "no task " + e.task_id + " on node " + e.node_id;
+    APOLLO_RETURN_IF_ERROR(Alert("unknown_task", e, {}, {}, why));
+    return Rejected(Outcome::kUnknownTask, why);
+  }
+  return ApplyToRow(e, *row);
+}
+
+Result<EventOutcome> EventApplier::ApplyToRow(const Event& e, const RowState& row) {
+  if (e.attempt != row.attempt) {
+    ++txn_.stats().events_stale;
+    std::string why = "attempt " + std::to_string(e.attempt) + " superseded by attempt " +
+                      std::to_string(row.attempt);
+    APOLLO_RETURN_IF_ERROR(History(e, row, Outcome::kStaleAttempt, row.state, row.version, why));
+    return Rejected(Outcome::kStaleAttempt, why, row.state, row.state, row.version);
+  }
+  std::optional<TaskState> target = TargetState(e.type);
+  // Information only, or an agent confirming the state the row already has
+  // (ALREADY_RUNNING / ALREADY_DONE answers, CANCELLED after a cancel).
+  bool confirm = target && *target == row.state &&
+                 (e.type == EventType::kAlreadyRunning || e.type == EventType::kAlreadyDone ||
+                  e.type == EventType::kCancelled);
+  if (!target || confirm) {
+    ++txn_.stats().events_applied;
+    APOLLO_RETURN_IF_ERROR(History(e, row, Outcome::kApplied, row.state, row.version, ""));
+    return EventOutcome{Outcome::kApplied, "", row.state, row.state, row.version};
+  }
+  TransitionCheck check = CheckTransition(row.state, *target);
+  if (!check.allowed) {
+    ++txn_.stats().illegal_transitions;
+    APOLLO_RETURN_IF_ERROR(Alert("illegal_transition", e, row.state, *target, check.reason));
+    APOLLO_RETURN_IF_ERROR(
+        History(e, row, Outcome::kIllegalTransition, row.state, row.version, check.reason));
+    return Rejected(Outcome::kIllegalTransition, std::string(check.reason), row.state, *target,
+                    row.version);
+  }
+  RowChange change;
+  change.to = *target;
+  change.attempt = row.attempt;
+  change.retries = row.retries;
+  FillDue(row, *target, txn_.now(), {}, {}, row.retries, change);
+  if (*target == TaskState::kSucceeded) change.result = e.payload;
+  if (*target == TaskState::kFailed || *target == TaskState::kTimeout) {
+    change.last_error = ErrorFromPayload(e.payload);
+  }
+  Result<bool> updated = UpdateRow(txn_, row, change);
+  if (!updated.ok()) return updated.status();
+  if (!*updated) return Status::Internal("CAS lost inside the single writer");
+  ++txn_.stats().events_applied;
+  APOLLO_RETURN_IF_ERROR(History(e, row, Outcome::kApplied, *target, row.version + 1, ""));
+  APOLLO_RETURN_IF_ERROR(NoteRowChanged(txn_, row, *target, change.retries, touched_));
+  return EventOutcome{Outcome::kApplied, "", row.state, *target, row.version + 1};
+}
+
+}  // namespace
+
+Result<ApplyResult> ApplyEvents(WriteTxn& txn, const std::vector<Event>& events) {
+  ApplyResult result;
+  result.outcomes.reserve(events.size());
+  EventApplier applier(txn);
+  for (const Event& e : events) {
+    Result<EventOutcome> o = applier.ApplyOne(e);
+    if (!o.ok()) return o.status();
+    result.outcomes.push_back(std::move(*o));
+  }
+  APOLLO_RETURN_IF_ERROR(RecomputeTasks(txn, applier.touched()));
+  for (const Event& e : events) {
+    if (const NodeEntry* n = e.node_id.empty() ? nullptr : txn.FindNode(e.node_id)) {
+      result.acked_seq[e.node_id] = n->hwm;
+    }
+  }
+  return result;
+}
+
+}  // namespace apollo::store::sqlite

@@ -1,0 +1,32 @@
+#pragma once
+
+// The write paths of the SQLite store. Each runs on the writer thread inside
+// one op's savepoint (see writer.h); a non-OK Result rolls back the op.
+
+#include <span>
+#include <vector>
+
+#include "core/event.h"
+#include "store/dead_letter.h"
+#include "store/sqlite/writer.h"
+#include "store/types.h"
+
+namespace apollo::store::sqlite {
+
+Result<ApplyResult> ApplyEvents(WriteTxn& txn, const std::vector<Event>& events);
+
+Result<std::vector<EventOutcome>> ApplyTransitions(WriteTxn& txn,
+                                                   const std::vector<TransitionRequest>& reqs);
+
+Result<std::vector<CreatedTask>> InsertTasks(WriteTxn& txn, const std::vector<NewTask>& tasks);
+
+Status WriteNode(WriteTxn& txn, const NodeInfo& node);
+Status WriteHeartbeat(WriteTxn& txn, const std::string& node_id, TimePoint at,
+                      const std::string& mode);
+
+Result<int64_t> InsertDeadLetter(WriteTxn& txn, const DeadLetter& letter);
+Status DeleteDeadLetter(WriteTxn& txn, int64_t id);
+
+Result<PurgeStats> PurgeOld(WriteTxn& txn, const RetentionPolicy& policy);
+
+}  // namespace apollo::store::sqlite

@@ -1,0 +1,122 @@
+#pragma once
+
+// StateStore: the single source of truth for tasks, their per-node state
+// machines, the history of every change, nodes, alerts and dead letters.
+//
+// Contracts every backend keeps (checked by store_conformance_test.cc):
+//  - Durability: when a write call returns OK (or its future completes OK),
+//    the change is committed durably (SQLite: WAL + synchronous=FULL by
+//    default). A write call is atomic: after a crash either all of it or none
+//    of it is visible.
+//  - Every state change passes core's CheckTransition inside the write
+//    transaction, bumps the row's version by exactly 1 and appends a history
+//    row with its cause. Nothing else changes state.
+//  - Events are deduplicated by event_id and by a per-node contiguous
+//    high-water mark of sequence numbers; an event whose attempt differs from
+//    the row's current attempt is recorded as stale and changes nothing.
+//  - Per-event problems (duplicate, stale, illegal, unknown task, malformed)
+//    are outcomes, never errors, and never abort the rest of a batch.
+//    Illegal / unknown / malformed also write an alert row.
+//  - Errors: kUnavailable (database unreachable or busy: retry the call),
+//    kInvalidArgument (bad request), kAlreadyExists (task_id reused with a
+//    different spec), kNotFound, kInternal (a broken invariant).
+//
+// Time comes from the Clock passed to OpenStateStore: deadlines, updated_at
+// and history timestamps are the store's clock, never the agent's.
+//
+// Thread-safety: every method may be called from any thread concurrently.
+// Concurrent writers are batched into shared transactions (group commit).
+
+#include <cstdint>
+#include <future>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/event.h"
+#include "core/status.h"
+#include "core/task_spec.h"
+#include "store/dead_letter.h"
+#include "store/types.h"
+
+namespace apollo::store {
+
+class StateStore {
+ public:
+  virtual ~StateStore() = default;
+
+  // ---- tasks
+
+  // Creates each task with one PENDING row per node, all in one transaction.
+  // Idempotent: a task_id that exists with the same CanonicalSpec is left as
+  // is (created = false). The same task_id with another spec fails the whole
+  // call with kAlreadyExists naming the task. Dependencies must name tasks
+  // that exist or are in the same call (kInvalidArgument otherwise). Nodes
+  // never registered are recorded as unregistered nodes.
+  virtual Result<std::vector<CreatedTask>> CreateTasks(std::span<const NewTask> tasks) = 0;
+
+  // ---- events and transitions
+
+  // Applies a batch of agent events in order, each with its own outcome.
+  // The future completes after the transaction holding the batch committed.
+  virtual std::future<Result<ApplyResult>> ApplyAsync(std::vector<Event> events) = 0;
+  Result<ApplyResult> Apply(std::vector<Event> events) {
+    return ApplyAsync(std::move(events)).get();
+  }
+
+  // Orchestrator-driven changes (dispatch, timeouts, retry, cancel, operator
+  // retry), all in one transaction, one outcome each (kApplied,
+  // kIllegalTransition, kVersionConflict, kUnknownTask).
+  virtual Result<std::vector<EventOutcome>> Transition(
+      std::span<const TransitionRequest> requests) = 0;
+
+  // ---- queries (read committed data; never block on the writer)
+
+  virtual Result<TaskRow> GetTask(std::string_view task_id) = 0;
+  virtual Result<TaskPage> ListTasks(const TaskQuery& query) = 0;
+  // Every (task, node) row of a node, newest task first, at most `limit`.
+  virtual Result<std::vector<NodeRow>> ListNodeTasks(std::string_view node_id,
+                                                     int limit) = 0;
+  // The task's history in commit order.
+  virtual Result<std::vector<HistoryRow>> GetHistory(std::string_view task_id) = 0;
+  // Rows whose due time is <= now, earliest first, at most
+  // `limit`. PENDING rows appear only once their dependencies succeeded.
+  virtual Result<std::vector<DueItem>> DueWork(TimePoint now, int limit) = 0;
+  // The node's contiguous high-water mark: every seq <= it is stored. 0 if
+  // none. What the gateway puts in Welcome.
+  virtual Result<uint64_t> HighestStoredSeq(std::string_view node_id) = 0;
+  // A payload stored apart (a result_ref).
+  virtual Result<std::string> GetPayload(int64_t ref) = 0;
+
+  // ---- nodes
+
+  // Inserts or replaces the node's registration (and marks it registered).
+  virtual Status UpsertNode(const NodeInfo& node) = 0;
+  // Only the heartbeat time (and mode when non-empty); kNotFound if unknown.
+  virtual Status RecordHeartbeat(std::string_view node_id, TimePoint at,
+                                 std::string_view mode) = 0;
+  virtual Result<std::vector<NodeInfo>> ListNodes() = 0;
+  // Registered nodes matching the selector, sorted by node_id. kNodes returns
+  // the listed ids as given (registered or not).
+  virtual Result<std::vector<std::string>> ResolveSelector(const TargetSelector& sel) = 0;
+
+  // ---- alerts, dead letters, retention
+
+  virtual Result<std::vector<AlertRow>> ListAlerts(int64_t after_id, int limit) = 0;
+
+  virtual Result<int64_t> AddDeadLetter(const DeadLetter& letter) = 0;
+  virtual Result<std::vector<DeadLetter>> ListDeadLetters(int64_t after_id, int limit) = 0;
+  virtual Result<DeadLetter> GetDeadLetter(int64_t id) = 0;
+  virtual Status DropDeadLetter(int64_t id) = 0;
+
+  // Deletes history, payloads and alerts of settled tasks older than the
+  // horizons, and out-of-order dedup entries older than dedup_horizon. Rows of
+  // tasks that are not settled are never touched.
+  virtual Result<PurgeStats> Purge(const RetentionPolicy& policy) = 0;
+
+  virtual StoreStats Stats() const = 0;
+};
+
+}  // namespace apollo::store

@@ -1,0 +1,274 @@
+// The StateStore conformance suite, part 2: due work, nodes and selectors,
+// retention, payloads, dead letters, group commit under concurrency.
+#include <gmock/gmock.h>
+
+#include <thread>
+
+#include "store/testing/store_fixture.h"
+
+namespace apollo::store::testing {
+namespace {
+
+using ::testing::ElementsAre;
+using std::chrono::seconds;
+
+std::vector<std::pair<std::string, DueKind>> Due(StateStore& s, TimePoint now) {
+  Result<std::vector<DueItem>> due = s.DueWork(now, 100);
+  EXPECT_TRUE(due.ok()) << due.status().ToString();
+  std::vector<std::pair<std::string, DueKind>> out;
+  if (due.ok()) {
+    for (const DueItem& d : *due) out.emplace_back(d.task_id, d.kind);
+  }
+  return out;
+}
+
+TEST_P(StoreConformanceTest, DueWorkOfEveryKindFollowsTheClock) {
+  Create({Spec("t1", {"n1"})}, {"n1"});
+  EXPECT_THAT(Due(store(), clock_.Now()), ElementsAre(std::pair("t1", DueKind::kDispatch)));
+
+  Move("t1", "n1", TaskState::kDispatched, Cause::kDispatch);  // ack deadline +10 s
+  EXPECT_TRUE(Due(store(), clock_.Now()).empty());
+  clock_.Advance(seconds(11));
+  EXPECT_THAT(Due(store(), clock_.Now()), ElementsAre(std::pair("t1", DueKind::kAckTimeout)));
+
+  ApplyOk({Ev("t1", "n1", EventType::kAccepted)});  // execution deadline +60 s
+  EXPECT_TRUE(Due(store(), clock_.Now() + seconds(59)).empty());
+  EXPECT_THAT(Due(store(), clock_.Now() + seconds(61)),
+              ElementsAre(std::pair("t1", DueKind::kExecTimeout)));
+
+  ApplyOk({Ev("t1", "n1", EventType::kFailed)});  // 2 retries left: decide now
+  EXPECT_THAT(Due(store(), clock_.Now()), ElementsAre(std::pair("t1", DueKind::kRetryDecision)));
+
+  Move("t1", "n1", TaskState::kRetrying, Cause::kRetry);  // next attempt +5 s
+  EXPECT_TRUE(Due(store(), clock_.Now()).empty());
+  EXPECT_EQ(Row("t1", "n1").blocked_reason.rfind("backoff until", 0), 0u);
+  clock_.Advance(seconds(6));
+  EXPECT_THAT(Due(store(), clock_.Now()), ElementsAre(std::pair("t1", DueKind::kRetry)));
+
+  Move("t1", "n1", std::nullopt, Cause::kDispatch, std::nullopt, /*new_attempt=*/true);
+  EXPECT_TRUE(Due(store(), clock_.Now()).empty());
+  clock_.Advance(seconds(11));
+  EXPECT_THAT(Due(store(), clock_.Now()), ElementsAre(std::pair("t1", DueKind::kAckTimeout)));
+  ApplyOk({Ev("t1", "n1", EventType::kAccepted, 2)});
+  ApplyOk({Ev("t1", "n1", EventType::kSucceeded, 2)});
+  EXPECT_TRUE(Due(store(), clock_.Now() + seconds(3600)).empty());
+}
+
+TEST_P(StoreConformanceTest, DependentsBecomeDueOnlyWhenUpstreamSucceeds) {
+  TaskSpec up = Spec("up", {"n1"});
+  TaskSpec down = Spec("down", {"n1"});
+  down.depends_on = {"up"};
+  TaskSpec up2 = Spec("up2", {"n1"});
+  up2.retry_policy.max_retries = 0;
+  TaskSpec down2 = Spec("down2", {"n1"});
+  down2.depends_on = {"up2"};
+  Create({up, down, up2, down2}, {"n1"});
+  EXPECT_THAT(Row("down", "n1").blocked_reason, ::testing::HasSubstr("deps_pending"));
+  auto due = Due(store(), clock_.Now());
+  EXPECT_EQ(due.size(), 2u);  // up and up2 only
+
+  for (const char* t : {"up", "up2"}) Move(t, "n1", TaskState::kDispatched, Cause::kDispatch);
+  ApplyOk({Ev("up", "n1", EventType::kAccepted), Ev("up2", "n1", EventType::kAccepted)});
+  ApplyOk({Ev("up", "n1", EventType::kSucceeded), Ev("up2", "n1", EventType::kFailed)});
+  EXPECT_THAT(Due(store(), clock_.Now()),
+              ::testing::UnorderedElementsAre(std::pair("down", DueKind::kDispatch),
+                                              std::pair("down2", DueKind::kUpstreamFailed)));
+}
+
+TEST_P(StoreConformanceTest, NodesAndSelectors) {
+  NodeInfo a{"edge-a", {{"role", "worker"}}, {"eu"}, {"collect_metrics"}, "normal", "1.0",
+             clock_.Now(), true};
+  NodeInfo b{"edge-b", {{"role", "db"}}, {"eu", "us"}, {}, "normal", "1.0", std::nullopt, true};
+  ASSERT_TRUE(store().UpsertNode(a).ok());
+  ASSERT_TRUE(store().UpsertNode(b).ok());
+  Create({Spec("t1", {"ghost"})}, {"ghost"});  // never registered
+  EXPECT_EQ(Row("t1", "ghost").blocked_reason, "node_not_registered");
+
+  TargetSelector label;
+  label.type = SelectorType::kLabel;
+  label.key = "role";
+  label.value = "worker";
+  EXPECT_THAT(*store().ResolveSelector(label), ElementsAre("edge-a"));
+  TargetSelector group;
+  group.type = SelectorType::kGroup;
+  group.group = "eu";
+  EXPECT_THAT(*store().ResolveSelector(group), ElementsAre("edge-a", "edge-b"));
+  TargetSelector ids;
+  ids.nodes = {"edge-b", "ghost"};
+  EXPECT_THAT(*store().ResolveSelector(ids), ElementsAre("edge-b", "ghost"));
+
+  ASSERT_TRUE(store().RecordHeartbeat("edge-b", clock_.Now(), "conservative").ok());
+  EXPECT_EQ(store().RecordHeartbeat("nobody", clock_.Now(), "").code(), StatusCode::kNotFound);
+  Result<std::vector<NodeInfo>> nodes = store().ListNodes();
+  ASSERT_TRUE(nodes.ok());
+  ASSERT_EQ(nodes->size(), 3u);
+  EXPECT_EQ(nodes->at(0).labels, a.labels);
+  EXPECT_EQ(nodes->at(1).mode, "conservative");
+  EXPECT_FALSE(nodes->at(2).registered);
+
+  NodeInfo ghost{"ghost", {}, {}, {}, "normal", "1.0", clock_.Now(), true};
+  ASSERT_TRUE(store().UpsertNode(ghost).ok());
+  EXPECT_EQ(Row("t1", "ghost").blocked_reason, "");
+}
+
+TEST_P(StoreConformanceTest, AnnotationsMoveDeadlinesWithoutANewVersion) {
+  DriveTo("t1", "n1", TaskState::kDispatched);
+  int64_t version = Row("t1", "n1").version;
+  TransitionRequest r = Req("t1", "n1", std::nullopt, Cause::kAckTimeout);
+  r.ack_deadline = clock_.Now() + seconds(100);
+  r.blocked_reason = "node_lost since T";
+  Result<std::vector<EventOutcome>> o = store().Transition({&r, 1});
+  ASSERT_TRUE(o.ok()) << o.status().ToString();
+  EXPECT_EQ(o->at(0).outcome, Outcome::kApplied);
+  NodeRow row = Row("t1", "n1");
+  EXPECT_EQ(row.version, version);
+  EXPECT_EQ(row.blocked_reason, "node_lost since T");
+  EXPECT_EQ(row.due_kind, DueKind::kAckTimeout);
+  EXPECT_EQ(row.due_at, clock_.Now() + seconds(100));
+
+  TransitionRequest nothing = Req("t1", "n1", std::nullopt, Cause::kOperator);
+  EXPECT_EQ(store().Transition({&nothing, 1}).status().code(), StatusCode::kInvalidArgument);
+}
+
+TEST_P(StoreConformanceTest, HostileNodeDataIsStoredNotFatal) {
+  NodeInfo n{"edge-x", {{"role", "bad\xff\xfe"}}, {"g\xc3"}, {}, "normal", "1.0", std::nullopt,
+             true};
+  ASSERT_TRUE(store().UpsertNode(n).ok());
+  Result<std::vector<NodeInfo>> nodes = store().ListNodes();
+  ASSERT_TRUE(nodes.ok());
+  ASSERT_EQ(nodes->size(), 1u);
+  EXPECT_EQ(nodes->at(0).labels.count("role"), 1u);
+}
+
+TEST_P(StoreConformanceTest, RetentionNeverTouchesUnsettledTasks) {
+  DriveTo("done", "n1", TaskState::kSucceeded);
+  DriveTo("busy", "n1", TaskState::kRunning);
+  DriveTo("failed-retryable", "n1", TaskState::kFailed);
+  size_t busy_rows = store().GetHistory("busy")->size();
+  size_t failed_rows = store().GetHistory("failed-retryable")->size();
+  ASSERT_GT(store().GetHistory("done")->size(), 0u);
+
+  clock_.Advance(std::chrono::hours(24 * 6));
+  Result<PurgeStats> early = store().Purge({});
+  ASSERT_TRUE(early.ok());
+  EXPECT_EQ(early->history_rows, 0);
+
+  clock_.Advance(std::chrono::hours(24 * 2));
+  Result<PurgeStats> stats = store().Purge({});
+  ASSERT_TRUE(stats.ok()) << stats.status().ToString();
+  EXPECT_GT(stats->history_rows, 0);
+  EXPECT_TRUE(store().GetHistory("done")->empty());
+  EXPECT_EQ(store().GetHistory("busy")->size(), busy_rows);
+  EXPECT_EQ(store().GetHistory("failed-retryable")->size(), failed_rows);
+  EXPECT_EQ(store().GetTask("done")->status, TaskState::kSucceeded);  // the task itself stays
+}
+
+TEST_P(StoreConformanceTest, OldDedupGapsArePurgedAndTheMarkMovesOn) {
+  Create({Spec("t1", {"n1"})}, {"n1"});
+  Event e = Ev("t1", "n1", EventType::kProgress);
+  e.sequence_number = 5;  // 1..4 never arrive
+  ApplyOk({e});
+  EXPECT_EQ(*store().HighestStoredSeq("n1"), 0u);
+  clock_.Advance(std::chrono::hours(25));
+  Result<PurgeStats> stats = store().Purge({});
+  ASSERT_TRUE(stats.ok());
+  EXPECT_EQ(stats->dedup_rows, 1);
+  EXPECT_EQ(*store().HighestStoredSeq("n1"), 5u);
+  EXPECT_EQ(ApplyOk({e}).outcomes[0].outcome, Outcome::kDuplicate);
+}
+
+TEST_P(StoreConformanceTest, BigPayloadsRoundTrip) {
+  DriveTo("t1", "n1", TaskState::kRunning);
+  std::string big = R"({"metrics":")" + std::string(5000, 'x') + R"("})";
+  ApplyOk({Ev("t1", "n1", EventType::kSucceeded, 1, big)});
+  NodeRow row = Row("t1", "n1");
+  EXPECT_EQ(row.result, big);
+  ASSERT_TRUE(row.result_ref.has_value());
+  EXPECT_EQ(*store().GetPayload(*row.result_ref), big);
+  Result<std::vector<HistoryRow>> h = store().GetHistory("t1");
+  ASSERT_TRUE(h.ok());
+  EXPECT_EQ(h->back().payload, big);
+
+  DriveTo("t2", "n1", TaskState::kRunning);
+  ApplyOk({Ev("t2", "n1", EventType::kSucceeded, 1, R"({"small":1})")});
+  EXPECT_EQ(Row("t2", "n1").result, R"({"small":1})");
+  EXPECT_FALSE(Row("t2", "n1").result_ref.has_value());
+}
+
+TEST_P(StoreConformanceTest, DeadLetters) {
+  DeadLetter d;
+  d.event = Ev("t1", "n1", EventType::kAccepted);
+  d.reason = "unknown task after retention";
+  d.deliveries = 5;
+  Result<int64_t> id = store().AddDeadLetter(d);
+  ASSERT_TRUE(id.ok()) << id.status().ToString();
+  Result<DeadLetter> got = store().GetDeadLetter(*id);
+  ASSERT_TRUE(got.ok()) << got.status().ToString();
+  EXPECT_EQ(got->event.event_id(), d.event.event_id());
+  EXPECT_EQ(got->reason, d.reason);
+  EXPECT_EQ(got->deliveries, 5);
+  EXPECT_EQ(store().ListDeadLetters(0, 10)->size(), 1u);
+  EXPECT_TRUE(store().DropDeadLetter(*id).ok());
+  EXPECT_EQ(store().DropDeadLetter(*id).code(), StatusCode::kNotFound);
+  EXPECT_TRUE(store().ListDeadLetters(0, 10)->empty());
+}
+
+TEST_P(StoreConformanceTest, ConcurrentCallersShareCommits) {
+  constexpr int kThreads = 4;
+  constexpr int kTasksPerThread = 50;
+  std::vector<TaskSpec> specs;
+  for (int t = 0; t < kThreads; ++t) {
+    for (int i = 0; i < kTasksPerThread; ++i) {
+      specs.push_back(Spec("c" + std::to_string(t) + "-" + std::to_string(i), {}));
+    }
+  }
+  std::vector<NewTask> tasks;
+  for (const TaskSpec& s : specs) {
+    tasks.push_back({s, {"cn" + s.task_id.substr(1, s.task_id.find('-') - 1)}});
+  }
+  ASSERT_TRUE(store().CreateTasks(tasks).ok());
+  std::vector<TransitionRequest> reqs;
+  for (const NewTask& t : tasks) {
+    reqs.push_back(Req(t.spec.task_id, t.node_ids[0], TaskState::kDispatched, Cause::kDispatch));
+  }
+  ASSERT_TRUE(store().Transition(reqs).ok());
+  int64_t commits_before = store().Stats().commits;
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([this, t] {
+      std::string node = "cn" + std::to_string(t);
+      for (int i = 0; i < kTasksPerThread; ++i) {
+        Event e;
+        e.task_id = "c" + std::to_string(t) + "-" + std::to_string(i);
+        e.node_id = node;
+        e.sequence_number = static_cast<uint64_t>(i + 1);
+        e.attempt = 1;
+        e.type = EventType::kAccepted;
+        Result<ApplyResult> r = store().Apply({e});
+        EXPECT_TRUE(r.ok() && r->outcomes[0].outcome == Outcome::kApplied);
+      }
+    });
+  }
+  for (std::thread& th : threads) th.join();
+  StoreStats stats = store().Stats();
+  EXPECT_EQ(stats.events_applied, kThreads * kTasksPerThread);
+  EXPECT_LE(stats.commits - commits_before, kThreads * kTasksPerThread);
+  for (int t = 0; t < kThreads; ++t) {
+    EXPECT_EQ(*store().HighestStoredSeq("cn" + std::to_string(t)),
+              static_cast<uint64_t>(kTasksPerThread));
+  }
+}
+
+TEST(OpenStateStoreTest, RejectsBadUrls) {
+  ManualClock clock;
+  EXPECT_EQ(OpenStateStore("mysql://x", {}, clock).status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(OpenStateStore("sqlite://relative/no-dot.db", {}, clock).status().code(),
+            StatusCode::kInvalidArgument);
+  StoreOptions bad;
+  bad.sqlite_synchronous = "OFF";
+  EXPECT_EQ(OpenStateStore("sqlite:///tmp/apollo-never.db", bad, clock).status().code(),
+            StatusCode::kInvalidArgument);
+}
+
+}  // namespace
+}  // namespace apollo::store::testing

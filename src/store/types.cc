@@ -1,0 +1,46 @@
+#include "store/types.h"
+
+namespace apollo::store {
+
+std::string_view DueKindName(DueKind k) {
+  switch (k) {
+    case DueKind::kNone: return "none";
+    case DueKind::kDispatch: return "dispatch";
+    case DueKind::kAckTimeout: return "ack_timeout";
+    case DueKind::kExecTimeout: return "exec_timeout";
+    case DueKind::kRetry: return "retry";
+    case DueKind::kRetryDecision: return "retry_decision";
+    case DueKind::kUpstreamFailed: return "upstream_failed";
+  }
+  return "unknown";
+}
+
+std::string_view CauseName(Cause c) {
+  switch (c) {
+    case Cause::kEvent: return "event";
+    case Cause::kDispatch: return "dispatch";
+    case Cause::kAckTimeout: return "ack_timeout";
+    case Cause::kExecTimeout: return "exec_timeout";
+    case Cause::kRetry: return "retry";
+    case Cause::kCancel: return "cancel";
+    case Cause::kOperator: return "operator";
+    case Cause::kReconcile: return "reconcile";
+    case Cause::kCreate: return "create";
+  }
+  return "unknown";
+}
+
+std::string_view OutcomeName(Outcome o) {
+  switch (o) {
+    case Outcome::kApplied: return "applied";
+    case Outcome::kDuplicate: return "duplicate";
+    case Outcome::kStaleAttempt: return "stale_attempt";
+    case Outcome::kIllegalTransition: return "illegal_transition";
+    case Outcome::kUnknownTask: return "unknown_task";
+    case Outcome::kMalformed: return "malformed";
+    case Outcome::kVersionConflict: return "version_conflict";
+  }
+  return "unknown";
+}
+
+}  // namespace apollo::store

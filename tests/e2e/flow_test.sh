@@ -1,0 +1,68 @@
+#!/usr/bin/env bash
+# The seed's section 3.2 flow with real processes, then a DAG, a duplicate
+# submission, an invalid file and a cancel of a running task.
+source "$(dirname "$0")/lib.sh" "$1"
+cd "$(dirname "$0")/../.."
+
+start_orchestrator
+start_agent worker-1 --label role=worker
+start_agent worker-2 --label role=worker
+wait_until 20 "both agents connected" all_connected worker-1 worker-2
+
+# 1. The seed's task file, unchanged.
+out=$(cli task submit --file examples/collect_metrics.yaml) || die "submit failed: $out"
+grep -q "created, 2 nodes: worker-1, worker-2" <<<"$out" || fail "submit output: $out"
+wait_until 30 "collect-metrics SUCCEEDED" task_status_is collect-metrics-1712345678-b7e2 SUCCEEDED
+json=$(cli -o json task status --task-id collect-metrics-1712345678-b7e2)
+[ "$(jq '.nodes | length' <<<"$json")" = 2 ] || fail "want 2 nodes: $json"
+[ "$(jq -r '[.nodes[].attempt] | unique | .[0]' <<<"$json")" = 1 ] || fail "want attempt 1: $json"
+jq -e '.nodes[0].result.memory' <<<"$json" >/dev/null || fail "no metrics in the result: $json"
+check_pass "seed flow: collect_metrics SUCCEEDED on both workers with metrics"
+
+# 2. The same file again: idempotent, no second execution.
+out=$(cli task submit --file examples/collect_metrics.yaml) || fail "resubmit failed"
+grep -q "already submitted (unchanged)" <<<"$out" || fail "resubmit output: $out"
+n=$(cli -o json task events --task-id collect-metrics-1712345678-b7e2 | jq '[.entries[] | select(.cause | test("ACCEPTED"))] | length')
+[ "$n" = 2 ] || fail "want 2 ACCEPTED events (one per node), got $n"
+check_pass "resubmission is a no-op"
+
+# 3. A changed spec under the same id is a conflict, exit non-zero.
+sed 's/timeout: 120/timeout: 121/' examples/collect_metrics.yaml >"$E2E_DIR/changed.yaml"
+if cli task submit --file "$E2E_DIR/changed.yaml" >/dev/null 2>"$E2E_DIR/err"; then
+  fail "a changed spec under an existing id was accepted"
+fi
+grep -q "collect-metrics-1712345678-b7e2" "$E2E_DIR/err" || fail "conflict message: $(cat "$E2E_DIR/err")"
+check_pass "changed spec under the same task_id is refused"
+
+# 4. Invalid file: file:line:column on stderr, non-zero, nothing stored.
+before=$(cli -o json task list | jq '.tasks | length')
+if cli task submit --file tests/data/bad/many_problems.yaml 2>"$E2E_DIR/err"; then fail "bad file accepted"; fi
+grep -qE '^tests/data/bad/many_problems.yaml:4:10: ' "$E2E_DIR/err" || fail "diagnostics: $(cat "$E2E_DIR/err")"
+after=$(cli -o json task list | jq '.tasks | length')
+[ "$before" = "$after" ] || fail "a bad file stored something ($before -> $after tasks)"
+check_pass "invalid file refused with file:line:column, nothing stored"
+
+# 5. A DAG: the check runs only after the file was written, on every worker.
+rm -f /tmp/apollo-demo-app.conf
+cli task submit --file examples/deploy_dag.yaml >/dev/null || die "DAG submit failed"
+wait_until 30 "DAG check SUCCEEDED" task_status_is demo-check-config SUCCEEDED
+task_status_is demo-write-config SUCCEEDED || fail "upstream not SUCCEEDED"
+# RFC 3339 times of one width compare as strings.
+w=$(cli -o json task events --task-id demo-write-config | jq -r '[.entries[] | select(.to=="SUCCEEDED") | .at] | max')
+c=$(cli -o json task events --task-id demo-check-config | jq -r '[.entries[] | select(.to=="DISPATCHED") | .at] | min')
+[[ "$w" != null && "$c" != null && "$c" > "$w" ]] || fail "downstream dispatched ($c) before upstream finished ($w)"
+check_pass "DAG: downstream dispatched only after upstream SUCCEEDED"
+
+# 6. Cancel a running task: CANCELLED, and its process is gone.
+write_task "$E2E_DIR/long.yaml" long-sleep exec "{type: nodes, nodes: [worker-1]}" \
+  "{argv: [sh, -c, 'echo \$\$ > $E2E_DIR/long.pid; exec sleep 300']}"
+cli task submit --file "$E2E_DIR/long.yaml" >/dev/null || die "submit long-sleep"
+wait_until 20 "long-sleep RUNNING" node_status_is long-sleep worker-1 RUNNING
+wait_until 10 "pid file" test -s "$E2E_DIR/long.pid"
+cli task cancel --task-id long-sleep >/dev/null || fail "cancel failed"
+wait_until 20 "long-sleep CANCELLED" task_status_is long-sleep CANCELLED
+pid=$(cat "$E2E_DIR/long.pid")
+wait_until 15 "sleep process $pid gone" bash -c "! kill -0 $pid"
+check_pass "cancel of a running exec: CANCELLED and no process left"
+
+finish

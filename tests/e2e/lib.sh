@@ -1,0 +1,106 @@
+#!/usr/bin/env bash
+# Helpers for end-to-end tests: real orchestrator and agent processes on
+# loopback, each in its own state dir under one temp dir, stopped by PID at
+# exit. Every wait is bounded.
+#
+# Usage: source lib.sh BIN_DIR   (BIN_DIR holds orchestrator, edge-agent, apollo-cli)
+set -uo pipefail
+
+BIN=${1:?bin dir}
+E2E_DIR=$(mktemp -d /tmp/apollo-e2e.XXXXXX)
+declare -A AGENT_PID=()
+ORCH_PID=""
+ORCH_PORT=""
+FAILURES=0
+
+cleanup() {
+  for pid in "${AGENT_PID[@]}" $ORCH_PID; do kill -9 "$pid" 2>/dev/null; done
+  wait 2>/dev/null
+  if [ "$FAILURES" -eq 0 ] && [ -z "${KEEP_E2E_DIR:-}" ]; then rm -rf "$E2E_DIR"; else echo "state kept in $E2E_DIR"; fi
+}
+trap cleanup EXIT
+
+CHECKED_FAILURES=0
+fail() { echo "FAIL: $*"; FAILURES=$((FAILURES + 1)); }
+# Ends a check: "ok" only if no fail() since the previous check ended.
+check_pass() {
+  if [ "$FAILURES" -eq "$CHECKED_FAILURES" ]; then echo "ok   $*"; else echo "FAILED CHECK: $*"; fi
+  CHECKED_FAILURES=$FAILURES
+}
+die() { echo "FAIL: $*"; FAILURES=$((FAILURES + 1)); dump_logs; exit 1; }
+dump_logs() {
+  for f in "$E2E_DIR"/*.log; do echo "----- $f"; tail -n 30 "$f"; done
+}
+
+cli() { "$BIN/apollo-cli" --server "127.0.0.1:$ORCH_PORT" "$@"; }
+
+# start_orchestrator [extra args...]: on a port the kernel picks; the port
+# is kept across restarts (ORCH_PORT) so agents find it again.
+start_orchestrator() {
+  local listen="127.0.0.1:${ORCH_PORT:-0}"
+  "$BIN/orchestrator" --listen "$listen" --store "sqlite://$E2E_DIR/apollo.db" "$@" \
+    >>"$E2E_DIR/orchestrator.log" 2>&1 &
+  ORCH_PID=$!
+  for _ in $(seq 1 100); do
+    local line
+    line=$(grep -o 'listening on 127.0.0.1:[0-9]*' "$E2E_DIR/orchestrator.log" | tail -n 1)
+    if [ -n "$line" ] && [ -n "$(ss -ltnH "sport = :${line##*:}" 2>/dev/null)" ]; then
+      ORCH_PORT=${line##*:}
+      return 0
+    fi
+    kill -0 "$ORCH_PID" 2>/dev/null || die "orchestrator exited at start"
+    sleep 0.1
+  done
+  die "orchestrator did not start listening"
+}
+
+# start_agent NODE [extra args...]
+start_agent() {
+  local node=$1; shift
+  "$BIN/edge-agent" --node-id "$node" --orchestrator "127.0.0.1:$ORCH_PORT" \
+    --state-dir "$E2E_DIR/$node" "$@" >>"$E2E_DIR/$node.log" 2>&1 &
+  AGENT_PID[$node]=$!
+}
+
+kill_agent() { kill -9 "${AGENT_PID[$1]}" 2>/dev/null; wait "${AGENT_PID[$1]}" 2>/dev/null; }
+kill_orchestrator() { kill -9 "$ORCH_PID" 2>/dev/null; wait "$ORCH_PID" 2>/dev/null; }
+
+# wait_until SECONDS DESCRIPTION COMMAND...: polls every 0.1 s.
+wait_until() {
+  local limit=$1 what=$2; shift 2
+  local n=$((limit * 10))
+  for _ in $(seq 1 "$n"); do
+    if "$@" >/dev/null 2>&1; then return 0; fi
+    sleep 0.1
+  done
+  die "timed out after ${limit}s waiting for: $what"
+}
+
+node_connected() {
+  [ "$(cli -o json node list | jq -r --arg n "$1" '.nodes[] | select(.node_id == $n) | .connected')" = true ]
+}
+all_connected() { local n; for n in "$@"; do node_connected "$n" || return 1; done; }
+task_status_is() { [ "$(cli -o json task status --task-id "$1" | jq -r .status)" = "$2" ]; }
+node_status() { cli -o json task status --task-id "$1" | jq -r --arg n "$2" '.nodes[] | select(.node_id == $n) | .status'; }
+node_status_is() { [ "$(node_status "$1" "$2")" = "$3" ]; }
+
+# write_task FILE ID INTENT SELECTOR PARAMS_JSON [extra yaml lines]
+write_task() {
+  local file=$1 id=$2 intent=$3 selector=$4 params=$5; shift 5
+  {
+    echo "task_id: $id"
+    echo "intent: $intent"
+    echo "target_selector: $selector"
+    echo "timeout: 60"
+    echo "retry_policy: {max_retries: 2, initial_interval: 1, max_interval: 2, backoff: fixed}"
+    echo "params: $params"
+    for l in "$@"; do echo "$l"; done
+  } >"$file"
+}
+
+finish() {
+  if [ "$FAILURES" -eq 0 ]; then echo "all checks passed"; exit 0; fi
+  dump_logs
+  echo "$FAILURES check(s) failed"
+  exit 1
+}
