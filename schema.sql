@@ -32,7 +32,8 @@ CREATE TABLE IF NOT EXISTS nodes(
 -- while they deduplicate the node's events, so replicas never both apply one.
 CREATE TABLE IF NOT EXISTS node_seq(
   node_ref BIGINT PRIMARY KEY,
-  hwm      BIGINT NOT NULL);
+  hwm      BIGINT NOT NULL,
+  n_above  INTEGER NOT NULL DEFAULT 0);  -- rows in seq_above (0: skip reading it)
 
 -- Seqs stored above a gap in the node's sequence, until the gap closes.
 CREATE TABLE IF NOT EXISTS seq_above(

@@ -16,7 +16,7 @@ PACKAGES=(
   # servers the tests start themselves
   postgresql nats-server
   # process and network tooling used by tests
-  procps iproute2 nftables psmisc jq
+  procps iproute2 nftables psmisc jq python3
 )
 
 missing=()

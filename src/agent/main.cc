@@ -20,7 +20,13 @@ namespace {
 
 using apollo::agent::AgentConfig;
 
-int Run(const AgentConfig& config) {
+// Test-only knobs (hidden from --help): fault-injection tests need an
+// autonomy window of seconds, below the 30 s the config file allows.
+struct TestKnobs {
+  int64_t autonomy_window_ms = 0;
+};
+
+int Run(const AgentConfig& config, const TestKnobs& knobs) {
   apollo::RealClock clock;
   std::error_code ec;
   std::filesystem::create_directories(config.state_dir, ec);
@@ -63,7 +69,13 @@ int Run(const AgentConfig& config) {
   session_options.intents = (*registry)->Intents();
   session_options.agent_version = apollo::kVersion;
   session_options.heartbeat_interval = config.heartbeat_interval;
+  session_options.autonomy_window = config.autonomy_window;
+  session_options.log = [](const std::string& line) { std::cerr << "edge-agent: " << line << "\n"; };
+  session_options.state_sync_interval = config.state_sync_interval;
   session_options.initial_backoff = config.reconnect.initial_backoff;
+  if (knobs.autonomy_window_ms > 0) {
+    session_options.autonomy_window = std::chrono::milliseconds(knobs.autonomy_window_ms);
+  }
   session_options.max_backoff = config.reconnect.max_backoff;
   apollo::agent::Session session(session_options, **wal, clock);
 
@@ -114,6 +126,8 @@ int main(int argc, char** argv) {
   app.add_option("--orchestrator", o.orchestrator, "host:port of the orchestrator");
   app.add_option("--wal-path", o.wal_path, "write-ahead log directory");
   app.add_option("--state-dir", o.state_dir, "state directory");
+  TestKnobs knobs;
+  app.add_option("--test-autonomy-window-ms", knobs.autonomy_window_ms)->group("");
   std::string dump_dir;
   app.add_option("--dump-wal", dump_dir,
                  "print every event in this WAL directory as JSON lines and exit (read-only)");
@@ -129,5 +143,5 @@ int main(int argc, char** argv) {
     std::cerr << config.status().message() << "\n";
     return 2;
   }
-  return Run(*config);
+  return Run(*config, knobs);
 }

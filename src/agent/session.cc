@@ -1,5 +1,6 @@
 #include "agent/session.h"
 
+#include <cstdlib>
 #include <random>
 
 #include <grpcpp/grpcpp.h>
@@ -37,7 +38,57 @@ Session::Session(SessionOptions options, wal::Wal& wal, const Clock& clock)
 
 Session::~Session() { Stop(); }
 
-void Session::Start() { thread_ = std::thread([this] { Loop(); }); }
+void Session::Start() {
+  last_contact_us_.store(ToUnixMicros(clock_.Now()));
+  thread_ = std::thread([this] { Loop(); });
+  monitor_ = std::thread([this] { MonitorLoop(); });
+}
+
+void Session::MonitorLoop() {
+  while (SleepFor(std::chrono::milliseconds(500))) {
+    if (connected_.load()) {
+      last_contact_us_.store(ToUnixMicros(clock_.Now()));
+      continue;
+    }
+    Duration cut_off = clock_.Now() - FromUnixMicros(last_contact_us_.load());
+    if (executor_ && !executor_->conservative() && cut_off > options_.autonomy_window) {
+      executor_->SetConservative(true);
+      Log("cut off from the center for " +
+          std::to_string(std::chrono::duration_cast<std::chrono::seconds>(cut_off).count()) +
+          " s (autonomy window " +
+          std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(
+                             options_.autonomy_window).count()) +
+          " ms): conservative mode; finishing running tasks, starting nothing new");
+    }
+  }
+}
+
+void Session::MaybeSynced() {
+  if (!connected_.load() || !snapshot_acked_.load()) return;
+  if (wal_.acked_seq() < backlog_target_.load()) return;
+  if (synced_.exchange(true)) return;
+  if (executor_ && executor_->conservative()) {
+    executor_->SetConservative(false);
+    Log("the center acknowledged the backlog and the snapshot: leaving conservative mode");
+  }
+}
+
+AgentMessage Session::BuildSnapshot() const {
+  AgentMessage m;
+  auto* snap = m.mutable_snapshot();
+  snap->set_durable_seq(wal_.last_seq());
+  snap->set_complete(true);
+  if (executor_) {
+    for (const LocalTask& t : executor_->Snapshot()) {
+      auto* e = snap->add_tasks();
+      e->set_task_id(t.task_id);
+      e->set_attempt(t.attempt);
+      e->set_status(std::string(TaskStateName(t.state)));
+      e->set_last_seq(t.last_seq);
+    }
+  }
+  return m;
+}
 
 void Session::Stop() {
   {
@@ -48,6 +99,7 @@ void Session::Stop() {
   }
   cv_.notify_all();
   if (thread_.joinable()) thread_.join();
+  if (monitor_.joinable()) monitor_.join();
 }
 
 bool Session::SleepFor(Duration d) {
@@ -85,7 +137,13 @@ void Session::Loop() {
     // doubles it. Full jitter spreads a fleet's reconnects.
     if (clock_.Now() - started > std::chrono::seconds(10)) backoff = options_.initial_backoff;
     std::uniform_int_distribution<int64_t> jitter(0, backoff.count());
-    if (!SleepFor(Duration(jitter(rng)))) return;
+    Duration wait(jitter(rng));
+    // Told by the center's admission control when to come back: then, plus
+    // jitter, so the refused agents do not return in lockstep.
+    if (int64_t after = retry_after_ms_.exchange(0); after > 0) {
+      wait = std::chrono::milliseconds(after) + Duration(jitter(rng) / 4);
+    }
+    if (!SleepFor(wait)) return;
     backoff = std::min(backoff * 2, options_.max_backoff);
   }
 }
@@ -111,13 +169,33 @@ void Session::RunSession(apollo::v1::AgentGateway::Stub& stub) {
   if (executor_ && executor_->conservative()) h->set_mode(apollo::v1::AGENT_MODE_CONSERVATIVE);
   CenterMessage welcome;
   if (!stream->Write(hello) || !stream->Read(&welcome) || !welcome.has_welcome()) {
-    stream->Finish();
+    grpc::Status st = stream->Finish();
+    if (st.error_code() == grpc::StatusCode::RESOURCE_EXHAUSTED) {
+      int64_t ms = std::atoll(st.error_details().c_str());
+      retry_after_ms_.store(ms > 0 ? ms : 1000);
+    }
     return;
   }
-  // The store holds everything up to stored_seq: those can leave the WAL.
-  uint64_t stored = std::min(welcome.welcome().stored_seq(), wal_.last_seq());
-  if (stored > wal_.acked_seq()) (void)wal_.MarkAcked(stored);
+  uint64_t stored = welcome.welcome().stored_seq();
+  const uint64_t logged = wal_.last_seq();
+  if (stored > logged) {
+    Log("the store has events of this node up to seq " + std::to_string(stored) +
+        " but the local log only up to " + std::to_string(logged) +
+        " (log lost or wiped?): numbering continues above the store's");
+    // The store has more of this node's events than this log: the log was
+    // lost or wiped. Continue numbering above the store's, or every new
+    // event would look like a duplicate.
+    (void)wal_.AdvanceTo(stored);
+  } else if (stored > wal_.acked_seq()) {
+    (void)wal_.MarkAcked(stored);  // the store has them: they can leave the log
+  }
+  synced_.store(false);
+  snapshot_acked_.store(false);
+  backlog_target_.store(wal_.last_seq());
   sessions_.fetch_add(1);
+  Log("connected to " + options_.orchestrator + " (store has this node's events up to seq " +
+      std::to_string(stored) + "; resending " + std::to_string(wal_.last_seq() - wal_.acked_seq()) +
+      " unacknowledged)");
   {
     std::lock_guard<std::mutex> lock(mu_);
     writer_stop_ = false;
@@ -131,10 +209,13 @@ void Session::RunSession(apollo::v1::AgentGateway::Stub& stub) {
     std::lock_guard<std::mutex> lock(mu_);
     pending_events_.insert(pending_events_.begin(), backlog->begin(), backlog->end());
   }
+  snapshot_due_.store(true);  // after the backlog: the center reconciles on it
   std::thread writer([this, s = stream.get()] { WriterLoop(s); });
   CenterMessage msg;
   while (stream->Read(&msg)) Handle(msg);
   connected_.store(false);
+  synced_.store(false);
+  last_contact_us_.store(ToUnixMicros(clock_.Now()));
   {
     std::lock_guard<std::mutex> lock(mu_);
     writer_stop_ = true;
@@ -164,13 +245,14 @@ AgentMessage Session::Heartbeat() const {
 
 void Session::WriterLoop(Stream* stream) {
   TimePoint next_heartbeat = clock_.Now() + options_.heartbeat_interval;
+  TimePoint next_snapshot = clock_.Now() + options_.state_sync_interval;
   for (;;) {
     std::deque<AgentMessage> out;
     std::vector<Event> events;
     {
       std::unique_lock<std::mutex> lock(mu_);
       cv_.wait_for(lock, std::chrono::milliseconds(200), [this] {
-        return writer_stop_ || !out_.empty() || !pending_events_.empty();
+        return writer_stop_ || !out_.empty() || !pending_events_.empty() || snapshot_due_.load();
       });
       if (writer_stop_) return;
       out.swap(out_);
@@ -184,6 +266,13 @@ void Session::WriterLoop(Stream* stream) {
     }
     for (auto& m : out) {
       if (!stream->Write(m)) return;
+    }
+    // Built here, after the events queued before it were written: every
+    // transition the snapshot shows has been sent or is about to be.
+    if (clock_.Now() >= next_snapshot) snapshot_due_.store(true);
+    if (snapshot_due_.exchange(false)) {
+      if (!stream->Write(BuildSnapshot())) return;
+      next_snapshot = clock_.Now() + options_.state_sync_interval;
     }
     if (clock_.Now() >= next_heartbeat) {
       if (!stream->Write(Heartbeat())) return;
@@ -202,8 +291,17 @@ void Session::Handle(const CenterMessage& msg) {
     case CenterMessage::kAck: {
       uint64_t seq = std::min(msg.ack().acked_seq(), wal_.last_seq());
       if (seq > wal_.acked_seq()) (void)wal_.MarkAcked(seq);
+      MaybeSynced();
       break;
     }
+    case CenterMessage::kSnapshotAck:
+      snapshot_acked_.store(true);
+      MaybeSynced();
+      break;
+    case CenterMessage::kSnapshotRequest:
+      snapshot_due_.store(true);
+      cv_.notify_all();
+      break;
     case CenterMessage::kCancel:
       if (executor_) (void)executor_->Cancel(msg.cancel().task_id(), msg.cancel().attempt());
       break;

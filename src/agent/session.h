@@ -15,6 +15,7 @@
 #include <atomic>
 #include <condition_variable>
 #include <deque>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -37,9 +38,18 @@ struct SessionOptions {
   std::vector<std::string> intents;
   std::string agent_version;
   Duration heartbeat_interval = std::chrono::seconds(10);
+  // Cut off from the center this long, the agent turns conservative:
+  // finishes what runs, starts nothing queued, takes nothing new.
+  Duration autonomy_window = std::chrono::seconds(60);
+  // A snapshot of the local state goes to the center this often (and on
+  // every reconnect, and when the center asks).
+  Duration state_sync_interval = std::chrono::seconds(300);
   Duration initial_backoff = std::chrono::milliseconds(500);
   Duration max_backoff = std::chrono::seconds(30);
   size_t max_batch = 500;  // events per EventBatch
+  // Where the session reports what an operator should know (mode changes,
+  // reconnects). Null: silent.
+  std::function<void(const std::string&)> log;
 };
 
 class Session final : public EventSink {
@@ -53,6 +63,8 @@ class Session final : public EventSink {
   void Stop();
 
   bool connected() const { return connected_.load(); }
+  // True once the center acknowledged this session's backlog and snapshot.
+  bool synced() const { return synced_.load(); }
   uint64_t sessions_started() const { return sessions_.load(); }
 
   // EventSink: queues the event for the live stream (dropped while
@@ -68,6 +80,14 @@ class Session final : public EventSink {
   void WriterLoop(Stream* stream);
   void Handle(const apollo::v1::CenterMessage& msg);
   void Enqueue(apollo::v1::AgentMessage msg);
+  apollo::v1::AgentMessage BuildSnapshot() const;
+  // Leaves conservative mode once backlog and snapshot are acknowledged.
+  void MaybeSynced();
+  // Turns conservative when cut off past the autonomy window.
+  void MonitorLoop();
+  void Log(const std::string& line) const {
+    if (options_.log) options_.log(line);
+  }
   // Waits up to `d` unless Stop() is called; returns false if stopping.
   bool SleepFor(Duration d);
   apollo::v1::AgentMessage Heartbeat() const;
@@ -78,6 +98,12 @@ class Session final : public EventSink {
   Executor* executor_ = nullptr;
 
   std::atomic<bool> connected_{false};
+  std::atomic<bool> synced_{false};
+  std::atomic<bool> snapshot_due_{false};
+  std::atomic<bool> snapshot_acked_{false};
+  std::atomic<uint64_t> backlog_target_{0};       // last seq when the session began
+  std::atomic<int64_t> last_contact_us_{0};       // connected, or last disconnect
+  std::atomic<int64_t> retry_after_ms_{0};        // the center's admission control
   std::atomic<uint64_t> sessions_{0};
 
   std::mutex mu_;
@@ -89,6 +115,7 @@ class Session final : public EventSink {
   std::unique_ptr<grpc::ClientContext> context_;  // guarded by mu_: to cancel on Stop
 
   std::thread thread_;
+  std::thread monitor_;
 };
 
 }  // namespace apollo::agent

@@ -11,6 +11,7 @@
 #include "cli/global_options.h"
 #include "cli/node_command.h"
 #include "cli/orchestrator_client.h"
+#include "cli/reconcile_command.h"
 #include "cli/rpc_error.h"
 #include "cli/submit_command.h"
 #include "cli/task_commands.h"
@@ -31,6 +32,8 @@ struct Parsed {
   ListOptions list;
   CancelOptions cancel;
   WatchOptions watch;
+  ReconcileOptions reconcile;
+  std::string sync_node;
   // The chosen command, run after parsing succeeded.
   std::function<int(OrchestratorClient&, std::ostream&, std::ostream&)> command;
   bool offline = false;  // `task validate`: no client, no server
@@ -139,6 +142,21 @@ int Run(const std::vector<std::string>& args, const CliEnv& env, std::ostream& o
   node->add_subcommand("list", "list every known node")->callback([&p] {
     p.command = [&p](OrchestratorClient& c, std::ostream& o, std::ostream& e) {
       return RunNodeList(p.global, c, o, e);
+    };
+  });
+  CLI::App* sync = node->add_subcommand("sync", "ask an agent for a snapshot now (reconciles)");
+  sync->add_option("--node-id,-n", p.sync_node, "the node's id")->required();
+  sync->callback([&p] {
+    p.command = [&p](OrchestratorClient& c, std::ostream& o, std::ostream& e) {
+      return RunNodeSync(p.global, p.sync_node, c, o, e);
+    };
+  });
+  CLI::App* rec = app.add_subcommand("reconcile", "compare agents' snapshots with the store");
+  rec->add_option("--node-id,-n", p.reconcile.node_id, "one node (default: every node)");
+  rec->add_flag("--dry-run", p.reconcile.dry_run, "show the drift; repair nothing");
+  rec->callback([&p] {
+    p.command = [&p](OrchestratorClient& c, std::ostream& o, std::ostream& e) {
+      return RunReconcile(p.global, p.reconcile, c, o, e);
     };
   });
 

@@ -91,6 +91,22 @@ Result<v1::ListNodesResponse> OrchestratorClient::ListNodes() {
       "", [&](auto& ctx, auto& resp) { return stub_->ListNodes(&ctx, req, &resp); });
 }
 
+Result<v1::SyncNodeResponse> OrchestratorClient::SyncNode(const std::string& node_id) {
+  v1::SyncNodeRequest req;
+  req.set_node_id(node_id);
+  return Call<v1::SyncNodeResponse>(
+      "", [&](auto& ctx, auto& resp) { return stub_->SyncNode(&ctx, req, &resp); });
+}
+
+Result<v1::ReconcileResponse> OrchestratorClient::Reconcile(const std::string& node_id,
+                                                            bool dry_run) {
+  v1::ReconcileRequest req;
+  req.set_node_id(node_id);
+  req.set_dry_run(dry_run);
+  return Call<v1::ReconcileResponse>(
+      "", [&](auto& ctx, auto& resp) { return stub_->Reconcile(&ctx, req, &resp); });
+}
+
 Result<v1::TaskEventsResponse> OrchestratorClient::TaskEvents(const std::string& task_id) {
   v1::TaskEventsRequest req;
   req.set_task_id(task_id);

@@ -33,6 +33,8 @@ class OrchestratorClient {
   Result<v1::Task> RetryTask(const std::string& task_id);
   Result<v1::ListNodesResponse> ListNodes();
   Result<v1::TaskEventsResponse> TaskEvents(const std::string& task_id);
+  Result<v1::SyncNodeResponse> SyncNode(const std::string& node_id);
+  Result<v1::ReconcileResponse> Reconcile(const std::string& node_id, bool dry_run);
 
   // Follows the WatchTask stream, calling `on_update` for each Task it
   // carries until `on_update` returns false (the stream is then cancelled and

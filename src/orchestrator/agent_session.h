@@ -19,6 +19,7 @@
 //
 // Thread-safety: Send* may be called from any thread.
 
+#include <atomic>
 #include <deque>
 #include <functional>
 #include <memory>
@@ -44,11 +45,17 @@ class SessionHandle {
   bool connected() const;
   // Reads the next message after a deferred EventBatch (see OnEvents).
   void ResumeReading();
+  // Set once the center reconciled the agent's snapshot after Hello; only
+  // then is the agent handed new work (hello -> backlog -> snapshot ->
+  // intents, in that order).
+  void MarkReady() { ready_.store(true); }
+  bool ready() const { return ready_.load(); }
 
  private:
   friend class AgentSession;
   void Detach();
   const std::string node_id_;
+  std::atomic<bool> ready_{false};
   mutable std::mutex mu_;
   AgentSession* session_ = nullptr;  // guarded by mu_; null once detached
 };

@@ -232,4 +232,34 @@ grpc::Status ApiService::WatchTask(grpc::ServerContext* ctx, const apollo::v1::W
   return grpc::Status::OK;
 }
 
+grpc::Status ApiService::SyncNode(grpc::ServerContext*, const apollo::v1::SyncNodeRequest* req,
+                                  apollo::v1::SyncNodeResponse* resp) {
+  Status s = orchestrator_.RequestSnapshot(req->node_id());
+  if (!s.ok()) return ToGrpc(s);
+  resp->set_message("snapshot requested from " + req->node_id() +
+                    "; reconciliation runs when it arrives");
+  return grpc::Status::OK;
+}
+
+grpc::Status ApiService::Reconcile(grpc::ServerContext*, const apollo::v1::ReconcileRequest* req,
+                                   apollo::v1::ReconcileResponse* resp) {
+  auto r = orchestrator_.Reconcile(req->node_id(), req->dry_run());
+  if (!r.ok()) return ToGrpc(r.status());
+  for (const DriftItem& d : r->drift) {
+    auto* out = resp->add_drift();
+    out->set_node_id(d.node_id);
+    out->set_task_id(d.task_id);
+    out->set_attempt(d.attempt);
+    if (d.store_state) out->set_store_status(std::string(TaskStateName(*d.store_state)));
+    if (d.agent_state) out->set_agent_status(std::string(TaskStateName(*d.agent_state)));
+    out->set_action(std::string(DriftActionName(d.action)));
+    out->set_detail(d.detail);
+  }
+  resp->set_repaired(r->repaired);
+  for (const auto& n : r->nodes_without_snapshot) resp->add_nodes_without_snapshot(n);
+  resp->set_snapshot_age_ms(
+      std::chrono::duration_cast<std::chrono::milliseconds>(r->oldest_snapshot_age).count());
+  return grpc::Status::OK;
+}
+
 }  // namespace apollo::orchestrator

@@ -34,6 +34,10 @@ class ApiService final : public apollo::v1::Orchestrator::Service {
                           apollo::v1::TaskEventsResponse* resp) override;
   grpc::Status WatchTask(grpc::ServerContext* ctx, const apollo::v1::WatchTaskRequest* req,
                          grpc::ServerWriter<apollo::v1::Task>* writer) override;
+  grpc::Status SyncNode(grpc::ServerContext*, const apollo::v1::SyncNodeRequest* req,
+                        apollo::v1::SyncNodeResponse* resp) override;
+  grpc::Status Reconcile(grpc::ServerContext*, const apollo::v1::ReconcileRequest* req,
+                         apollo::v1::ReconcileResponse* resp) override;
 
  private:
   grpc::Status LoadTask(const std::string& task_id, apollo::v1::Task* out);

@@ -113,6 +113,7 @@ apollo::v1::Intent Orchestrator::MakeIntent(const TaskSpec& spec, uint32_t attem
 
 std::string NodeAbsentReason(const Orchestrator& o, const std::string& node_id,
                              store::StateStore& store) {
+  if (o.Connected(node_id)) return "node_syncing (reconnected; reconciling before new work)";
   auto nodes = store.ListNodes();
   if (nodes.ok()) {
     for (const auto& n : *nodes) {

@@ -38,6 +38,7 @@ apollo::orchestrator::OrchestratorOptions ToOptions(const OrchestratorConfig& c)
   o.suspect_after = c.suspect_after;
   o.lost_after = c.lost_after;
   o.orchestrator_id = "orchestrator@" + c.listen.ToString();
+  o.max_new_sessions_per_s = c.admission.max_new_sessions_per_s;
   return o;
 }
 

@@ -54,15 +54,83 @@ void Orchestrator::Kick() {
   loop_cv_.notify_one();
 }
 
-std::shared_ptr<SessionHandle> Orchestrator::SessionFor(const std::string& node_id) const {
+std::shared_ptr<SessionHandle> Orchestrator::AnySession(const std::string& node_id) const {
   std::lock_guard<std::mutex> lock(mu_);
   auto it = sessions_.find(node_id);
   if (it == sessions_.end() || !it->second->connected()) return nullptr;
   return it->second;
 }
 
+std::shared_ptr<SessionHandle> Orchestrator::SessionFor(const std::string& node_id) const {
+  auto s = AnySession(node_id);
+  return s && s->ready() ? s : nullptr;
+}
+
 bool Orchestrator::Connected(const std::string& node_id) const {
-  return SessionFor(node_id) != nullptr;
+  return AnySession(node_id) != nullptr;
+}
+
+bool Orchestrator::Admit() {
+  std::lock_guard<std::mutex> lock(mu_);
+  const double rate = std::max(1, options_.max_new_sessions_per_s);
+  TimePoint now = clock_.Now();
+  if (admit_refilled_ == TimePoint{}) admit_tokens_ = rate;
+  double elapsed = std::chrono::duration<double>(now - admit_refilled_).count();
+  if (admit_refilled_ != TimePoint{}) admit_tokens_ = std::min(rate, admit_tokens_ + elapsed * rate);
+  admit_refilled_ = now;
+  if (admit_tokens_ < 1) return false;
+  admit_tokens_ -= 1;
+  return true;
+}
+
+Status Orchestrator::RequestSnapshot(const std::string& node_id) {
+  auto session = AnySession(node_id);
+  if (!session) return Status::NotFound("node '" + node_id + "' is not connected");
+  CenterMessage msg;
+  msg.mutable_snapshot_request();
+  session->Send(std::move(msg));
+  return Status::Ok();
+}
+
+Result<std::vector<DriftItem>> Orchestrator::DriftOf(const NodeSnapshot& snapshot) {
+  auto rows = store_.ListNodeTasks(snapshot.node_id, 1'000'000);
+  if (!rows.ok()) return rows.status();
+  auto hwm = store_.HighestStoredSeq(snapshot.node_id);
+  if (!hwm.ok()) return hwm.status();
+  return FindDrift(snapshot, *rows, *hwm);
+}
+
+Result<Orchestrator::ReconcileOutcome> Orchestrator::Reconcile(const std::string& node_id,
+                                                               bool dry_run) {
+  std::vector<NodeSnapshot> snapshots;
+  ReconcileOutcome out;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!node_id.empty()) {
+      auto it = snapshots_.find(node_id);
+      if (it == snapshots_.end()) {
+        out.nodes_without_snapshot.push_back(node_id);
+      } else {
+        snapshots.push_back(it->second);
+      }
+    } else {
+      for (const auto& [id, snap] : snapshots_) snapshots.push_back(snap);
+    }
+  }
+  for (const NodeSnapshot& snap : snapshots) {
+    out.oldest_snapshot_age = std::max(out.oldest_snapshot_age, clock_.Now() - snap.received_at);
+    auto drift = DriftOf(snap);
+    if (!drift.ok()) return drift.status();
+    if (!dry_run) {
+      auto changed = ApplyDrift(store_, *drift, clock_);
+      if (!changed.ok()) return changed.status();
+      out.repaired += *changed;
+      reconcile_repairs_.fetch_add(*changed);
+    }
+    out.drift.insert(out.drift.end(), drift->begin(), drift->end());
+  }
+  if (out.repaired > 0) Kick();
+  return out;
 }
 
 Liveness Orchestrator::NodeLiveness(const store::NodeInfo& node) const {
@@ -79,6 +147,11 @@ grpc::Status Orchestrator::OnHello(const std::shared_ptr<SessionHandle>& handle,
                                    const apollo::v1::Hello& hello, apollo::v1::Welcome* welcome) {
   if (hello.node_id().empty()) {
     return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, "Hello without node_id");
+  }
+  if (!Admit()) {
+    // The details carry the retry-after in milliseconds for the agent.
+    return grpc::Status(grpc::StatusCode::RESOURCE_EXHAUSTED,
+                        "too many new sessions per second; come back later", "1000");
   }
   store::NodeInfo node;
   node.node_id = hello.node_id();
@@ -172,8 +245,34 @@ void Orchestrator::OnHeartbeat(const std::shared_ptr<SessionHandle>& handle,
   (void)store_.RecordHeartbeat(handle->node_id(), clock_.Now(), mode);
 }
 
-void Orchestrator::OnSnapshot(const std::shared_ptr<SessionHandle>&, const apollo::v1::Snapshot&) {
-  // Reconciliation of snapshots comes with the autonomy issue (#6).
+void Orchestrator::OnSnapshot(const std::shared_ptr<SessionHandle>& handle,
+                              const apollo::v1::Snapshot& pb) {
+  NodeSnapshot snap;
+  snap.node_id = handle->node_id();
+  snap.durable_seq = pb.durable_seq();
+  snap.complete = pb.complete();
+  snap.received_at = clock_.Now();
+  for (const auto& t : pb.tasks()) {
+    auto status = ParseTaskState(t.status());
+    if (!status) continue;
+    snap.tasks.push_back(AgentTaskView{t.task_id(), t.attempt(), *status, t.last_seq()});
+  }
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    snapshots_[snap.node_id] = snap;
+  }
+  // Every event the agent sent before the snapshot is committed by now (the
+  // session reads the next message only after a batch's commit), so the
+  // comparison sees what the agent saw.
+  int repaired = 0;
+  auto r = Reconcile(snap.node_id, /*dry_run=*/false);
+  if (r.ok()) repaired = r->repaired;
+  CenterMessage ack;
+  ack.mutable_snapshot_ack()->set_durable_seq(pb.durable_seq());
+  ack.mutable_snapshot_ack()->set_repairs(static_cast<uint32_t>(repaired));
+  handle->Send(std::move(ack));
+  handle->MarkReady();  // from now on it is handed new work
+  Kick();
 }
 
 void Orchestrator::OnProgress(const std::shared_ptr<SessionHandle>&,

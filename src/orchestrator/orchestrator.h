@@ -25,6 +25,7 @@
 #include "core/retry_policy.h"
 #include "core/task_id.h"
 #include "orchestrator/agent_session.h"
+#include "orchestrator/reconciler.h"
 #include "store/state_store.h"
 
 namespace apollo::orchestrator {
@@ -36,6 +37,10 @@ struct OrchestratorOptions {
   Duration suspect_after = std::chrono::seconds(30);
   Duration lost_after = std::chrono::seconds(60);
   int due_batch = 2000;  // due rows handled per pass
+  // Admission control: new agent sessions accepted per second; the rest are
+  // told when to come back, so a center that restarts under a large fleet
+  // is not knocked over by the reconnect storm.
+  int max_new_sessions_per_s = 100;
   std::string orchestrator_id = "orchestrator";
 };
 
@@ -61,6 +66,22 @@ class Orchestrator final : public SessionHost {
                   const std::string& reason);
 
   bool Connected(const std::string& node_id) const;
+
+  // Asks a connected agent for a snapshot now. NotFound if not connected.
+  Status RequestSnapshot(const std::string& node_id);
+
+  // Compares the latest snapshot of `node_id` (all nodes when empty) with
+  // the store and, unless `dry_run`, repairs the drift.
+  struct ReconcileOutcome {
+    std::vector<DriftItem> drift;
+    int repaired = 0;
+    std::vector<std::string> nodes_without_snapshot;
+    Duration oldest_snapshot_age{0};
+  };
+  Result<ReconcileOutcome> Reconcile(const std::string& node_id, bool dry_run);
+
+  // Counters since start, for operators and tests.
+  int64_t reconcile_repairs() const { return reconcile_repairs_.load(); }
   Liveness NodeLiveness(const store::NodeInfo& node) const;
   TaskIdGenerator& ids() { return ids_; }
   const OrchestratorOptions& options() const { return options_; }
@@ -89,7 +110,11 @@ class Orchestrator final : public SessionHost {
   void DispatchLoop();
   // One pass over due work; returns how many rows it handled.
   size_t DispatchPass();
+  // The node's session if it is connected and synced (ready for intents).
   std::shared_ptr<SessionHandle> SessionFor(const std::string& node_id) const;
+  std::shared_ptr<SessionHandle> AnySession(const std::string& node_id) const;
+  bool Admit();
+  Result<std::vector<DriftItem>> DriftOf(const NodeSnapshot& snapshot);
   // The spec of a task, cached (specs never change once stored).
   std::shared_ptr<const TaskSpec> Spec(const std::string& task_id);
   // Records why a row is not moving, once per distinct reason.
@@ -115,6 +140,10 @@ class Orchestrator final : public SessionHost {
   std::map<std::string, std::shared_ptr<const TaskSpec>> specs_;     // guarded by mu_
   std::map<std::pair<std::string, std::string>, std::string> blocked_;  // guarded by mu_
   Rng rng_;                                                          // guarded by mu_
+  std::map<std::string, NodeSnapshot> snapshots_;                    // guarded by mu_: latest per node
+  double admit_tokens_ = 0;                                          // guarded by mu_
+  TimePoint admit_refilled_{};                                       // guarded by mu_
+  std::atomic<int64_t> reconcile_repairs_{0};
 
   std::mutex ingest_mu_;
   std::condition_variable ingest_cv_;

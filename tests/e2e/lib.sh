@@ -13,8 +13,9 @@ ORCH_PID=""
 ORCH_PORT=""
 FAILURES=0
 
+EXTRA_PIDS=()
 cleanup() {
-  for pid in "${AGENT_PID[@]}" $ORCH_PID; do kill -9 "$pid" 2>/dev/null; done
+  for pid in "${AGENT_PID[@]}" $ORCH_PID "${EXTRA_PIDS[@]}"; do kill -9 "$pid" 2>/dev/null; done
   wait 2>/dev/null
   if [ "$FAILURES" -eq 0 ] && [ -z "${KEEP_E2E_DIR:-}" ]; then rm -rf "$E2E_DIR"; else echo "state kept in $E2E_DIR"; fi
 }
@@ -54,10 +55,11 @@ start_orchestrator() {
   die "orchestrator did not start listening"
 }
 
-# start_agent NODE [extra args...]
+# start_agent NODE [extra args...]; agents dial AGENT_PORT when set (a
+# fault proxy in front of the orchestrator), else the orchestrator itself.
 start_agent() {
   local node=$1; shift
-  "$BIN/edge-agent" --node-id "$node" --orchestrator "127.0.0.1:$ORCH_PORT" \
+  "$BIN/edge-agent" --node-id "$node" --orchestrator "127.0.0.1:${AGENT_PORT:-$ORCH_PORT}" \
     --state-dir "$E2E_DIR/$node" "$@" >>"$E2E_DIR/$node.log" 2>&1 &
   AGENT_PID[$node]=$!
 }
@@ -97,6 +99,20 @@ write_task() {
     for l in "$@"; do echo "$l"; done
   } >"$file"
 }
+
+# start_proxy: a fault-injecting proxy in front of the orchestrator; agents
+# started afterwards dial it. cut_network / heal_network partition them.
+start_proxy() {
+  python3 "$(dirname "${BASH_SOURCE[0]}")/../tools/faultproxy.py" "$ORCH_PORT" "$E2E_DIR/proxy.port" \
+    >>"$E2E_DIR/proxy.log" 2>&1 &
+  PROXY_PID=$!
+  EXTRA_PIDS+=("$PROXY_PID")
+  wait_until 10 "proxy listening" test -s "$E2E_DIR/proxy.port"
+  AGENT_PORT=$(cat "$E2E_DIR/proxy.port")
+}
+cut_network() { kill -USR1 "$PROXY_PID"; }
+heal_network() { kill -USR2 "$PROXY_PID"; }
+log_has() { grep -q "$2" "$E2E_DIR/$1.log"; }
 
 finish() {
   if [ "$FAILURES" -eq 0 ]; then echo "all checks passed"; exit 0; fi

@@ -114,6 +114,14 @@ class Wal final {
   // returned after the ack itself is durable; retrying is harmless.
   Status MarkAcked(uint64_t seq);
 
+  // The center durably holds this node's events up to `seq`, more than this
+  // log knows (the log was lost or wiped while the store kept them):
+  // numbering continues above `seq`, so new events are never mistaken for
+  // duplicates, and everything up to `seq` counts as acknowledged. Durable
+  // on return (an ACK record, which recovery reads as both watermarks). A
+  // `seq` at or below last_seq() is a no-op.
+  Status AdvanceTo(uint64_t seq);
+
   // Writes a CHECKPOINT record of `snapshot` (durably): replay after a
   // restart starts from it, and older segments become removable once acked.
   // InvalidArgument if the snapshot exceeds kMaxPayloadSize (16 MiB).

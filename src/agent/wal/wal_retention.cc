@@ -31,6 +31,18 @@ Status Wal::MarkAcked(uint64_t seq) {
   return RemoveObsoleteSegments();
 }
 
+Status Wal::AdvanceTo(uint64_t seq) {
+  std::unique_lock<std::mutex> l(mu_);
+  APOLLO_RETURN_IF_ERROR(UsableLocked());
+  if (seq <= last_seq_) return Status::Ok();
+  last_seq_ = seq;
+  uint64_t batch = EnqueueLocked(RecordType::kAck, last_seq_, EncodeFixed64(seq));
+  APOLLO_RETURN_IF_ERROR(WaitDurable(l, batch));
+  l.lock();
+  acked_seq_ = std::max(acked_seq_, seq);
+  return Status::Ok();
+}
+
 Status Wal::Checkpoint(std::string_view snapshot) {
   Result<uint64_t> r = Submit(RecordType::kCheckpoint, snapshot);
   if (!r.ok()) {

@@ -34,6 +34,35 @@ void AppendEvents(Wal& wal, int n) {
   }
 }
 
+// A wiped log learns from the center that it already stored seqs up to 500:
+// numbering continues above it, durably, and nothing is left unacked.
+TEST(WalRetention, AdvanceToContinuesAboveTheCentersWatermark) {
+  TempDir tmp;
+  ManualClock clock;
+  {
+    auto wal = OpenOrDie(tmp.path(), SmallSegments(), clock);
+    ASSERT_TRUE(wal);
+    AppendEvents(*wal, 3);
+    ASSERT_TRUE(wal->AdvanceTo(500).ok());
+    EXPECT_EQ(wal->last_seq(), 500u);
+    EXPECT_EQ(wal->acked_seq(), 500u);
+    ASSERT_TRUE(wal->AdvanceTo(10).ok());  // lower: no-op
+    EXPECT_EQ(wal->last_seq(), 500u);
+    Result<uint64_t> next = wal->AppendEvent(MakeEvent(0));
+    ASSERT_TRUE(next.ok());
+    EXPECT_EQ(*next, 501u);
+    ASSERT_TRUE(wal->Close().ok());
+  }
+  auto again = OpenOrDie(tmp.path(), SmallSegments(), clock);
+  ASSERT_TRUE(again);
+  EXPECT_EQ(again->last_seq(), 501u);
+  EXPECT_EQ(again->acked_seq(), 500u);
+  Result<std::vector<Event>> unacked = again->ReadUnacked();
+  ASSERT_TRUE(unacked.ok());
+  ASSERT_EQ(unacked->size(), 1u);
+  EXPECT_EQ(unacked->front().sequence_number, 501u);
+}
+
 TEST(WalRetention, AckDeletesWhollyAckedSegments) {
   TempDir tmp;
   ManualClock clock;

@@ -125,7 +125,6 @@ Result<ApplyResult> ApplyEvents(WriteTxn& txn, std::span<const Event* const> eve
   NodeRefs refs = txn.FindNodes(node_ids);
   std::set<int64_t> node_refs;
   for (const auto& [id, ref] : refs) node_refs.insert(ref);
-  SeqMap seqs = LockSeqs(txn, node_refs);
 
   std::vector<Status> valid;
   valid.reserve(events.size());
@@ -136,18 +135,19 @@ Result<ApplyResult> ApplyEvents(WriteTxn& txn, std::span<const Event* const> eve
     auto it = e.node_id.empty() ? refs.end() : refs.find(e.node_id);
     if (valid.back().ok() && it != refs.end()) keys.emplace(e.task_id, it->second);
   }
-  RowMap rows = LoadRows(txn, keys);
+  Locked locked = LockAndLoad(txn, keys, node_refs);
+  SeqMap& seqs = locked.seqs;
 
   WriteSet ws;
-  EventApplier applier(txn, refs, seqs, rows, ws);
+  EventApplier applier(txn, refs, seqs, locked.rows, ws);
   ApplyResult result;
   result.outcomes.reserve(events.size());
   for (size_t i = 0; i < events.size(); ++i) {
     result.outcomes.push_back(applier.ApplyOne(*events[i], valid[i]));
   }
-  APOLLO_RETURN_IF_ERROR(ws.Flush(txn, rows));
-  FlushSeqs(txn, seqs);
-  APOLLO_RETURN_IF_ERROR(RecomputeTasks(txn, ws.touched()));
+  Result<TouchedFacts> facts = ws.Flush(txn, locked.rows, &seqs);
+  if (!facts.ok()) return facts.status();
+  APOLLO_RETURN_IF_ERROR(RecomputeTasks(txn, ws.touched(), locked.tasks, *facts));
   for (const Event* e : events) {
     auto it = e->node_id.empty() ? refs.end() : refs.find(e->node_id);
     if (it != refs.end()) result.acked_seq[e->node_id] = seqs[it->second].hwm;

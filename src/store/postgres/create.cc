@@ -109,14 +109,14 @@ Result<std::vector<CreatedTask>> InsertTasks(WriteTxn& txn, const std::vector<Ne
   for (const NewTask& t : tasks) {
     auto it = existing.find(t.spec.task_id);
     if (it != existing.end()) {
-      if (it->second != CanonicalSpec(t.spec)) {
+      if (it->second != CleanText(CanonicalSpec(t.spec))) {
         return Status::AlreadyExists("task " + t.spec.task_id +
                                      " already exists with a different spec");
       }
       out.push_back({t.spec.task_id, false});
       continue;
     }
-    existing[t.spec.task_id] = CanonicalSpec(t.spec);  // a repeat in this call is a no-op
+    existing[t.spec.task_id] = CleanText(CanonicalSpec(t.spec));  // a repeat: a no-op
     fresh.push_back(&t);
     out.push_back({t.spec.task_id, true});
   }
@@ -181,7 +181,8 @@ Result<std::vector<CreatedTask>> InsertTasks(WriteTxn& txn, const std::vector<Ne
         static_cast<int>(TaskState::kPending), txn.now_us());
   }
   RowMap none;
-  APOLLO_RETURN_IF_ERROR(ws.Flush(txn, none));
+  Result<TouchedFacts> flushed = ws.Flush(txn, none, nullptr);
+  if (!flushed.ok()) return flushed.status();
   return out;
 }
 
@@ -197,12 +198,13 @@ Status WriteNode(WriteTxn& txn, const NodeInfo& node) {
       "intents_json = excluded.intents_json, mode = excluded.mode, "
       "agent_version = excluded.agent_version, last_heartbeat = excluded.last_heartbeat, "
       "updated_at = excluded.updated_at RETURNING node_ref",
-      node.node_id, nlohmann::json(node.labels).dump(), nlohmann::json(node.groups).dump(),
-      nlohmann::json(node.intents).dump(), node.mode, node.agent_version,
+      CleanText(node.node_id), SafeDump(nlohmann::json(node.labels)),
+      SafeDump(nlohmann::json(node.groups)), SafeDump(nlohmann::json(node.intents)),
+      CleanText(node.mode), CleanText(node.agent_version),
       hb ? std::to_string(*hb).c_str() : nullptr, txn.now_us());
   int64_t ref = r[0][0].as<int64_t>();
   txn.Exec("INSERT INTO node_seq(node_ref, hwm) VALUES ($1, 0) ON CONFLICT DO NOTHING", ref);
-  txn.RememberNode(node.node_id, ref);
+  txn.RememberNode(CleanText(node.node_id), ref);
   // Rows waiting only because the node was unknown are now just pending.
   txn.Exec(
       "UPDATE task_nodes SET blocked_reason = '' WHERE node_ref = $1 AND state = $2 "
@@ -216,7 +218,7 @@ Status WriteHeartbeat(WriteTxn& txn, const std::string& node_id, TimePoint at,
   pqxx::result r = txn.Exec(
       "UPDATE nodes SET last_heartbeat = $2, mode = CASE WHEN $3 = '' THEN mode ELSE $3 END, "
       "updated_at = $4 WHERE node_id = $1 AND registered",
-      node_id, ToUnixMicros(at), mode, txn.now_us());
+      CleanText(node_id), ToUnixMicros(at), CleanText(mode), txn.now_us());
   if (r.affected_rows() == 0) return Status::NotFound("no registered node " + node_id);
   return Status::Ok();
 }

@@ -54,7 +54,7 @@ Result<uint64_t> QueryHighestSeq(ReadCtx& db, std::string_view node_id) {
   pqxx::result r = db.Exec(
       "SELECT s.hwm FROM nodes n JOIN node_seq s ON s.node_ref = n.node_ref "
       "WHERE n.node_id = $1",
-      std::string(node_id));
+      CleanText(node_id));
   return r.empty() ? uint64_t{0} : static_cast<uint64_t>(r[0][0].as<int64_t>());
 }
 

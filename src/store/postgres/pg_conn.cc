@@ -63,7 +63,53 @@ PgArray& PgArray::Raw(std::string_view token) {
 
 PgArray& PgArray::Add(int64_t v) { return Raw(std::to_string(v)); }
 
-PgArray& PgArray::Add(std::string_view text) {
+namespace {
+
+// Length of the valid UTF-8 sequence at s[i], or 0 (RFC 3629: no overlongs,
+// no surrogates, nothing above U+10FFFF).
+size_t Utf8Len(std::string_view s, size_t i) {
+  auto b = [&](size_t k) { return static_cast<unsigned char>(s[k]); };
+  unsigned char c = b(i);
+  size_t n = c < 0x80 ? 1 : (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xE ? 3 : (c >> 3) == 0x1E ? 4 : 0;
+  if (n == 0 || i + n > s.size() || c == 0) return 0;
+  for (size_t k = 1; k < n; ++k) {
+    if ((b(i + k) & 0xC0) != 0x80) return 0;
+  }
+  if (n == 2 && c < 0xC2) return 0;
+  if (n == 3 && ((c == 0xE0 && b(i + 1) < 0xA0) || (c == 0xED && b(i + 1) >= 0xA0))) return 0;
+  if (n == 4 && ((c == 0xF0 && b(i + 1) < 0x90) || c > 0xF4 || (c == 0xF4 && b(i + 1) >= 0x90))) {
+    return 0;
+  }
+  return n;
+}
+
+}  // namespace
+
+std::string CleanText(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  for (size_t i = 0; i < text.size();) {
+    size_t n = Utf8Len(text, i);
+    if (n == 0) {
+      out += "\xEF\xBF\xBD";
+      ++i;
+    } else {
+      out.append(text.substr(i, n));
+      i += n;
+    }
+  }
+  return out;
+}
+
+std::string SafeDump(const nlohmann::json& j) {
+  return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+PgArray& PgArray::Add(std::string_view raw) {
+  bool plain = true;
+  for (char c : raw) plain = plain && c != 0 && static_cast<unsigned char>(c) < 0x80;
+  std::string cleaned = plain ? std::string() : CleanText(raw);
+  std::string_view text = plain ? raw : std::string_view(cleaned);
   if (count_++ > 0) text_ += ',';
   text_ += '"';
   for (char c : text) {

@@ -21,6 +21,7 @@
 #include <unordered_map>
 #include <utility>
 
+#include <nlohmann/json.hpp>
 #include <pqxx/pqxx>
 
 #include "core/status.h"
@@ -59,6 +60,14 @@ class PgConn {
   std::unique_ptr<pqxx::connection> conn_;
   std::unordered_map<std::string, std::string> names_;  // sql -> statement name
 };
+
+// `text` as PostgreSQL's UTF8 text accepts it: invalid UTF-8 and NUL bytes
+// become U+FFFD. Agents and operators can send any bytes (SQLite stores
+// them as given); one bad string must not fail a whole batch here.
+std::string CleanText(std::string_view text);
+
+// A JSON value as text, invalid UTF-8 replaced rather than thrown on.
+std::string SafeDump(const nlohmann::json& j);
 
 // A PostgreSQL array literal ('{...}') built element by element, for
 // `unnest($1::text[], ...)` and `= ANY($1)` parameters.

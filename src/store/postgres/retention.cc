@@ -39,7 +39,7 @@ void PurgeDedup(WriteTxn& txn, int64_t cutoff, PurgeStats& stats) {
   for (const auto& [ref, seq] : old) refs.insert(ref);
   SeqMap seqs = LockSeqs(txn, refs);
   for (auto& [ref, seq] : old) SkipTo(seqs[ref], seq);
-  stats.dedup_rows += FlushSeqs(txn, seqs);
+  stats.dedup_rows += FlushSeqs(txn, seqs, /*with_marks=*/true);
 }
 
 }  // namespace
@@ -62,7 +62,8 @@ Result<int64_t> InsertDeadLetter(WriteTxn& txn, const DeadLetter& letter) {
   pqxx::result r = txn.Exec(
       "INSERT INTO dead_letters(event_json, reason, deliveries, parked_at) "
       "VALUES ($1, $2, $3, $4) RETURNING letter_id",
-      EventToJson(letter.event).dump(), letter.reason, letter.deliveries, txn.now_us());
+      SafeDump(EventToJson(letter.event)), CleanText(letter.reason), letter.deliveries,
+      txn.now_us());
   return r[0][0].as<int64_t>();
 }
 

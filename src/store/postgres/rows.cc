@@ -4,45 +4,68 @@
 
 namespace apollo::store::postgres {
 
-RowMap LoadRows(WriteTxn& txn, const std::set<RowKey>& keys) {
-  RowMap rows;
-  if (keys.empty()) return rows;
-  PgArray task_ids, node_refs;
+Locked LockAndLoad(WriteTxn& txn, const std::set<RowKey>& keys,
+                   const std::set<int64_t>& seq_refs) {
+  Locked out;
+  if (keys.empty() && seq_refs.empty()) return out;
+  PgArray task_ids, node_refs, seqs;
   for (const auto& [task_id, node_ref] : keys) {
     task_ids.Add(task_id);
     node_refs.Add(node_ref);
   }
-  // Locked in key order, so two writers never wait on each other in a cycle.
+  for (int64_t r : seq_refs) {
+    seqs.Add(r);
+    out.seqs[r];  // a node without a node_seq row starts at 0
+  }
+  // Kind 0 rows are marks, kind 1 rows are (task, node) rows. Locks are taken
+  // in key order (marks first), so two writers never wait in a cycle; a lock
+  // wait re-reads the locked row, so every value here is the latest.
   pqxx::result r = txn.Exec(
-      "SELECT k.task_id, tn.task_ref, tn.node_ref, tn.state, tn.version, tn.attempt, "
+      "WITH s AS (SELECT node_ref, hwm, n_above FROM node_seq "
+      "WHERE node_ref = ANY($3::bigint[]) ORDER BY node_ref FOR UPDATE), "
+      "r AS (SELECT k.task_id, tn.task_ref, tn.node_ref, tn.state, tn.version, tn.attempt, "
       "tn.retries, t.timeout_us, t.max_retries, tn.updated_at, tn.due_kind, tn.due_at, "
-      "tn.blocked_reason, tn.last_error, tn.result, tn.result_ref "
+      "tn.blocked_reason, tn.last_error, tn.result, tn.result_ref, ts.status, "
+      "ts.settled_at IS NOT NULL AS settled "
       "FROM unnest($1::text[], $2::bigint[]) AS k(task_id, node_ref) "
       "JOIN tasks t ON t.task_id = k.task_id "
       "JOIN task_nodes tn ON tn.task_ref = t.task_ref AND tn.node_ref = k.node_ref "
-      "ORDER BY tn.task_ref, tn.node_ref FOR UPDATE OF tn",
-      task_ids.str(), node_refs.str());
+      "JOIN task_status ts ON ts.task_ref = t.task_ref "
+      "ORDER BY tn.task_ref, tn.node_ref FOR UPDATE OF tn, ts) "
+      "SELECT 0, NULL::text, 0::bigint, node_ref, 0, hwm, n_above::bigint, 0, 0::bigint, 0, "
+      "0::bigint, 0, NULL::bigint, '', '', '', NULL::bigint, 0, false FROM s "
+      "UNION ALL SELECT 1, * FROM r",
+      task_ids.str(), node_refs.str(), seqs.str());
   for (const auto& f : r) {
+    if (f[0].as<int>() == 0) {
+      SeqState& s = out.seqs[f[3].as<int64_t>()];
+      s.hwm = s.loaded_hwm = static_cast<uint64_t>(f[5].as<int64_t>());
+      s.loaded_above = static_cast<size_t>(f[6].as<int64_t>());
+      continue;
+    }
     PgRow row;
-    row.task_ref = f[1].as<int64_t>();
-    row.node_ref = f[2].as<int64_t>();
-    row.state = static_cast<TaskState>(f[3].as<int>());
-    row.version = f[4].as<int64_t>();
-    row.attempt = static_cast<uint32_t>(f[5].as<int64_t>());
-    row.retries = f[6].as<int>();
-    row.timeout_us = f[7].as<int64_t>();
-    row.max_retries = f[8].as<int>();
-    row.updated_at = f[9].as<int64_t>();
-    row.due_kind = static_cast<DueKind>(f[10].as<int>());
-    row.due_at = Opt<int64_t>(f[11]);
-    row.blocked_reason = f[12].as<std::string>();
-    row.last_error = f[13].as<std::string>();
-    row.result = f[14].as<std::string>();
-    row.result_ref = Opt<int64_t>(f[15]);
+    row.task_ref = f[2].as<int64_t>();
+    row.node_ref = f[3].as<int64_t>();
+    row.state = static_cast<TaskState>(f[4].as<int>());
+    row.version = f[5].as<int64_t>();
+    row.attempt = static_cast<uint32_t>(f[6].as<int64_t>());
+    row.retries = f[7].as<int>();
+    row.timeout_us = f[8].as<int64_t>();
+    row.max_retries = f[9].as<int>();
+    row.updated_at = f[10].as<int64_t>();
+    row.due_kind = static_cast<DueKind>(f[11].as<int>());
+    row.due_at = Opt<int64_t>(f[12]);
+    row.blocked_reason = f[13].as<std::string>();
+    row.last_error = f[14].as<std::string>();
+    row.result = f[15].as<std::string>();
+    row.result_ref = Opt<int64_t>(f[16]);
     row.loaded_version = row.version;
-    rows.emplace(RowKey(f[0].as<std::string>(), row.node_ref), std::move(row));
+    out.tasks[row.task_ref] = {static_cast<TaskState>(f[17].as<int>()), f[18].as<bool>(),
+                               row.max_retries};
+    out.rows.emplace(RowKey(f[1].as<std::string>(), row.node_ref), std::move(row));
   }
-  return rows;
+  ReadAbove(txn, out.seqs);
+  return out;
 }
 
 void FillDue(const PgRow& cur, TaskState to, TimePoint now,
@@ -87,7 +110,7 @@ void FillDue(const PgRow& cur, TaskState to, TimePoint now,
 int64_t StorePayload(WriteTxn& txn, int64_t task_ref, std::string_view body) {
   pqxx::result r = txn.Exec(
       "INSERT INTO payloads(task_ref, body) VALUES ($1, $2) RETURNING payload_id", task_ref,
-      std::string(body));
+      CleanText(body));
   return r[0][0].as<int64_t>();
 }
 
@@ -135,7 +158,7 @@ void WriteSet::AddAlert(const AlertEntry& a) {
   a_detail_.Add(a.detail);
 }
 
-Status WriteSet::Flush(WriteTxn& txn, RowMap& rows) {
+Result<TouchedFacts> WriteSet::Flush(WriteTxn& txn, RowMap& rows, SeqMap* seqs) {
   PgArray tr, nr, old_v, st, v, att, ret, upd, dk, da, br, le, res, rr;
   size_t dirty = 0;
   for (auto& [key, row] : rows) {
@@ -148,67 +171,82 @@ Status WriteSet::Flush(WriteTxn& txn, RowMap& rows) {
     br.Add(row.blocked_reason), le.Add(row.last_error), res.Add(row.result);
     rr.Add(row.result_ref);
   }
-  if (dirty > 0) {
-    pqxx::result r = txn.Exec(
-        "UPDATE task_nodes tn SET state = u.state, version = u.version, attempt = u.attempt, "
-        "retries = u.retries, updated_at = u.updated_at, due_kind = u.due_kind, "
-        "due_at = u.due_at, blocked_reason = u.blocked_reason, last_error = u.last_error, "
-        "result = u.result, result_ref = u.result_ref "
-        "FROM unnest($1::bigint[], $2::bigint[], $3::bigint[], $4::int[], $5::bigint[], "
-        "$6::bigint[], $7::int[], $8::bigint[], $9::int[], $10::bigint[], $11::text[], "
-        "$12::text[], $13::text[], $14::bigint[]) AS u(task_ref, node_ref, old_version, state, "
-        "version, attempt, retries, updated_at, due_kind, due_at, blocked_reason, last_error, "
-        "result, result_ref) "
-        "WHERE tn.task_ref = u.task_ref AND tn.node_ref = u.node_ref "
-        "AND tn.version = u.old_version",
-        tr.str(), nr.str(), old_v.str(), st.str(), v.str(), att.str(), ret.str(), upd.str(),
-        dk.str(), da.str(), br.str(), le.str(), res.str(), rr.str());
-    if (r.affected_rows() != dirty) {
+  PgArray h_tr, h_nr, h_cause, h_out, h_seq, h_type, h_att, h_from, h_to, h_v, h_det, h_pay, h_ref;
+  for (const Hist& h : history_) {
+    const HistoryEntry& e = h.e;
+    h_tr.Add(e.task_ref), h_nr.Add(e.node_ref), h_cause.Add(static_cast<int64_t>(e.cause));
+    h_out.Add(static_cast<int64_t>(e.outcome)), h_seq.Add(e.seq);
+    e.type ? h_type.Add(static_cast<int64_t>(*e.type)) : h_type.AddNull();
+    h_att.Add(static_cast<int64_t>(e.attempt)), h_from.Add(static_cast<int64_t>(e.from));
+    h_to.Add(static_cast<int64_t>(e.to)), h_v.Add(e.version), h_det.Add(h.detail);
+    h_pay.Add(h.payload), h_ref.Add(h.payload_ref);
+  }
+  PgArray m_ref, m_hwm, m_above, touched;
+  if (seqs) SeqArrays(*seqs, m_ref, m_hwm, m_above);
+  for (int64_t t : touched_) touched.Add(t);
+  pqxx::result r = txn.Exec(
+      "WITH upd AS (UPDATE task_nodes tn SET state = u.state, version = u.version, "
+      "attempt = u.attempt, retries = u.retries, updated_at = u.updated_at, "
+      "due_kind = u.due_kind, due_at = u.due_at, blocked_reason = u.blocked_reason, "
+      "last_error = u.last_error, result = u.result, result_ref = u.result_ref "
+      "FROM unnest($1::bigint[], $2::bigint[], $3::bigint[], $4::int[], $5::bigint[], "
+      "$6::bigint[], $7::int[], $8::bigint[], $9::int[], $10::bigint[], $11::text[], "
+      "$12::text[], $13::text[], $14::bigint[]) AS u(task_ref, node_ref, old_version, state, "
+      "version, attempt, retries, updated_at, due_kind, due_at, blocked_reason, last_error, "
+      "result, result_ref) WHERE tn.task_ref = u.task_ref AND tn.node_ref = u.node_ref "
+      "AND tn.version = u.old_version RETURNING 1), "
+      "hist AS (INSERT INTO history(task_ref, node_ref, cause, outcome, seq, event_type, "
+      "attempt, from_state, to_state, version, at, detail, payload, payload_ref) "
+      "SELECT u.task_ref, u.node_ref, u.cause, u.outcome, u.seq, u.event_type, u.attempt, "
+      "u.from_state, u.to_state, u.version, $28, u.detail, u.payload, u.payload_ref "
+      "FROM unnest($15::bigint[], $16::bigint[], $17::int[], $18::int[], $19::bigint[], "
+      "$20::int[], $21::bigint[], $22::int[], $23::int[], $24::bigint[], $25::text[], "
+      "$26::text[], $27::bigint[]) WITH ORDINALITY AS u(task_ref, node_ref, cause, outcome, "
+      "seq, event_type, attempt, from_state, to_state, version, detail, payload, "
+      "payload_ref, ord) ORDER BY u.ord), "
+      "alert AS (INSERT INTO alerts(kind, task_id, node_id, from_state, to_state, event_id, "
+      "detail, at) SELECT u.kind, u.task_id, u.node_id, u.from_state, u.to_state, u.event_id, "
+      "u.detail, $28 FROM unnest($29::text[], $30::text[], $31::text[], $32::int[], "
+      "$33::int[], $34::text[], $35::text[]) WITH ORDINALITY AS u(kind, task_id, node_id, "
+      "from_state, to_state, event_id, detail, ord) ORDER BY u.ord), "
+      "mark AS (INSERT INTO node_seq(node_ref, hwm, n_above) "
+      "SELECT * FROM unnest($36::bigint[], $37::bigint[], $38::int[]) "
+      "ON CONFLICT (node_ref) DO UPDATE SET hwm = excluded.hwm, n_above = excluded.n_above) "
+      "SELECT 0, (SELECT count(*) FROM upd), 0::bigint, 0, 0 "
+      "UNION ALL SELECT 1, task_ref, node_ref, state, retries FROM task_nodes "
+      "WHERE task_ref = ANY($39::bigint[]) "
+      "UNION ALL SELECT 2, dep_ref, task_ref, 0, 0 FROM task_deps "
+      "WHERE dep_ref = ANY($39::bigint[])",
+      tr.str(), nr.str(), old_v.str(), st.str(), v.str(), att.str(), ret.str(), upd.str(),
+      dk.str(), da.str(), br.str(), le.str(), res.str(), rr.str(), h_tr.str(), h_nr.str(),
+      h_cause.str(), h_out.str(), h_seq.str(), h_type.str(), h_att.str(), h_from.str(),
+      h_to.str(), h_v.str(), h_det.str(), h_pay.str(), h_ref.str(), txn.now_us(),
+      a_kind_.str(), a_task_.str(), a_node_.str(), a_from_.str(), a_to_.str(), a_event_.str(),
+      a_detail_.str(), m_ref.str(), m_hwm.str(), m_above.str(), touched.str());
+  history_.clear();
+  a_kind_ = a_task_ = a_node_ = a_from_ = a_to_ = a_event_ = a_detail_ = PgArray();
+  TouchedFacts facts;
+  for (const auto& f : r) {
+    int kind = f[0].as<int>();
+    if (kind == 0 && static_cast<size_t>(f[1].as<int64_t>()) != dirty) {
       return Status::Internal("compare-and-set lost on a locked task_nodes row");
     }
-    for (auto& [key, row] : rows) {
-      row.dirty = false;
-      row.loaded_version = row.version;
+    if (kind == 1) {
+      facts.states[f[1].as<int64_t>()][f[2].as<int64_t>()] = {
+          static_cast<TaskState>(f[3].as<int>()), f[4].as<int>()};
     }
+    if (kind == 2) facts.dependents.emplace_back(f[1].as<int64_t>(), f[2].as<int64_t>());
   }
-  if (!history_.empty()) {
-    PgArray h_tr, h_nr, h_cause, h_out, h_seq, h_type, h_att, h_from, h_to, h_v, h_det, h_pay, h_ref;
-    for (const Hist& h : history_) {
-      const HistoryEntry& e = h.e;
-      h_tr.Add(e.task_ref), h_nr.Add(e.node_ref), h_cause.Add(static_cast<int64_t>(e.cause));
-      h_out.Add(static_cast<int64_t>(e.outcome)), h_seq.Add(e.seq);
-      e.type ? h_type.Add(static_cast<int64_t>(*e.type)) : h_type.AddNull();
-      h_att.Add(static_cast<int64_t>(e.attempt)), h_from.Add(static_cast<int64_t>(e.from));
-      h_to.Add(static_cast<int64_t>(e.to)), h_v.Add(e.version), h_det.Add(h.detail);
-      h_pay.Add(h.payload), h_ref.Add(h.payload_ref);
+  // The statement read the rows as they were before its own UPDATE.
+  for (auto& [key, row] : rows) {
+    if (row.dirty && touched_.count(row.task_ref)) {
+      facts.states[row.task_ref][row.node_ref] = {row.state, row.retries};
     }
-    txn.Exec(
-        "INSERT INTO history(task_ref, node_ref, cause, outcome, seq, event_type, attempt, "
-        "from_state, to_state, version, at, detail, payload, payload_ref) "
-        "SELECT u.task_ref, u.node_ref, u.cause, u.outcome, u.seq, u.event_type, u.attempt, "
-        "u.from_state, u.to_state, u.version, $14, u.detail, u.payload, u.payload_ref "
-        "FROM unnest($1::bigint[], $2::bigint[], $3::int[], $4::int[], $5::bigint[], "
-        "$6::int[], $7::bigint[], $8::int[], $9::int[], $10::bigint[], $11::text[], "
-        "$12::text[], $13::bigint[]) WITH ORDINALITY AS u(task_ref, node_ref, cause, outcome, "
-        "seq, event_type, attempt, from_state, to_state, version, detail, payload, "
-        "payload_ref, ord) ORDER BY u.ord",
-        h_tr.str(), h_nr.str(), h_cause.str(), h_out.str(), h_seq.str(), h_type.str(),
-        h_att.str(), h_from.str(), h_to.str(), h_v.str(), h_det.str(), h_pay.str(), h_ref.str(),
-        txn.now_us());
-    history_.clear();
+    row.dirty = false;
+    row.loaded_version = row.version;
   }
-  if (!a_kind_.empty()) {
-    txn.Exec(
-        "INSERT INTO alerts(kind, task_id, node_id, from_state, to_state, event_id, detail, at) "
-        "SELECT u.kind, u.task_id, u.node_id, u.from_state, u.to_state, u.event_id, u.detail, $8 "
-        "FROM unnest($1::text[], $2::text[], $3::text[], $4::int[], $5::int[], $6::text[], "
-        "$7::text[]) WITH ORDINALITY AS u(kind, task_id, node_id, from_state, to_state, "
-        "event_id, detail, ord) ORDER BY u.ord",
-        a_kind_.str(), a_task_.str(), a_node_.str(), a_from_.str(), a_to_.str(), a_event_.str(),
-        a_detail_.str(), txn.now_us());
-    a_kind_ = a_task_ = a_node_ = a_from_ = a_to_ = a_event_ = a_detail_ = PgArray();
-  }
-  return Status::Ok();
+  if (seqs) FlushSeqs(txn, *seqs, /*with_marks=*/false);
+  return facts;
 }
 
 std::string ErrorFromPayload(std::string_view payload) {

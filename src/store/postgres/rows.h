@@ -1,13 +1,16 @@
 #pragma once
 
 // Row-level building blocks of the PostgreSQL write paths, set-based so a
-// batch of N events costs a handful of statements, not N round trips:
-//  - LoadRows locks (FOR UPDATE, in key order) and reads every (task, node)
-//    row a batch touches in one statement;
-//  - changes are made to those rows in memory, in order, exactly as the
-//    SQLite backend makes them one by one;
-//  - WriteSet::Flush writes the changed rows (compare-and-set on the version
-//    each was loaded with), the history and the alerts, one statement each.
+// batch of N events costs the same handful of round trips as one event:
+//  1. LockAndLoad locks (FOR UPDATE, in key order) and reads every dedup
+//     mark, (task, node) row and task roll-up the batch touches;
+//  2. changes are made to those rows in memory, in order, exactly as the
+//     SQLite backend makes them one by one;
+//  3. WriteSet::Flush writes rows (compare-and-set on the version each was
+//     loaded with), history, alerts and marks, and reads the touched tasks'
+//     node states, in one statement;
+//  4. RecomputeTasks writes the changed roll-ups.
+// With BEGIN and COMMIT that is 5 round trips per batch.
 // All run on the writer thread inside its transaction and may throw pqxx
 // exceptions (see writer.h).
 
@@ -22,6 +25,7 @@
 
 #include "core/event.h"
 #include "core/task_state.h"
+#include "store/postgres/seq.h"
 #include "store/postgres/writer.h"
 #include "store/types.h"
 
@@ -51,8 +55,26 @@ struct PgRow {
 using RowKey = std::pair<std::string, int64_t>;  // (task_id, node_ref)
 using RowMap = std::map<RowKey, PgRow>;
 
-// Locks and loads the rows that exist among `keys`.
-RowMap LoadRows(WriteTxn& txn, const std::set<RowKey>& keys);
+// A task's roll-up as locked (task_status FOR UPDATE).
+struct TaskFacts {
+  TaskState status = TaskState::kPending;
+  bool settled = false;
+  int max_retries = 0;
+};
+using TaskMap = std::map<int64_t, TaskFacts>;  // by task_ref
+
+struct Locked {
+  RowMap rows;
+  TaskMap tasks;
+  SeqMap seqs;  // for `seq_refs`
+};
+
+// One statement: locks, in this order and each in key order, the node_seq
+// rows of `seq_refs` (dedup marks), then the task_nodes rows among `keys`
+// with their tasks' task_status rows, and reads them all. Then, only if some
+// node has out-of-order seqs, reads seq_above (a second statement).
+Locked LockAndLoad(WriteTxn& txn, const std::set<RowKey>& keys,
+                   const std::set<int64_t>& seq_refs);
 
 // A new value for a row (state change). Mirrors the SQLite backend.
 struct RowChange {
@@ -102,6 +124,13 @@ struct AlertEntry {
   std::string_view detail;
 };
 
+// What the other nodes of the touched tasks look like, read by Flush.
+struct TouchedFacts {
+  // task_ref -> (node_ref -> (state, retries)), our own changes included.
+  std::map<int64_t, std::map<int64_t, std::pair<TaskState, int>>> states;
+  std::vector<std::pair<int64_t, int64_t>> dependents;  // (dep_ref, task_ref)
+};
+
 // History and alert rows collected during an op, written by Flush.
 class WriteSet {
  public:
@@ -110,9 +139,12 @@ class WriteSet {
   void Touch(int64_t task_ref) { touched_.insert(task_ref); }
   const std::set<int64_t>& touched() const { return touched_; }
 
-  // Writes the dirty rows (kInternal if a CAS fails: the lock was lost),
-  // then history and alerts.
-  Status Flush(WriteTxn& txn, RowMap& rows);
+  // One statement: writes the dirty rows (compare-and-set on the version
+  // they were loaded with; kInternal if one fails: the lock was lost), the
+  // history, the alerts and the changed marks of `seqs` (if given), and reads
+  // the node states and dependents of the touched tasks. seq_above changes
+  // follow in their own statements, only when there are any.
+  Result<TouchedFacts> Flush(WriteTxn& txn, RowMap& rows, SeqMap* seqs);
 
  private:
   struct Hist {
@@ -125,10 +157,11 @@ class WriteSet {
   std::set<int64_t> touched_;
 };
 
-// Recomputes roll-up status and settled time of each task (locking the task
-// rows in order); when a task becomes settled, makes its PENDING dependents
+// Recomputes the roll-up of each touched task from `facts` (tasks as locked
+// by LockAndLoad); when a task becomes settled, makes its PENDING dependents
 // due (all deps succeeded) or marks them upstream_failed.
-Status RecomputeTasks(WriteTxn& txn, const std::set<int64_t>& task_refs);
+Status RecomputeTasks(WriteTxn& txn, const std::set<int64_t>& touched, const TaskMap& tasks,
+                      const TouchedFacts& facts);
 
 // The error text of a FAILED/TIMEOUT/REJECTED payload (same rule as SQLite).
 std::string ErrorFromPayload(std::string_view payload);

@@ -41,7 +41,7 @@ Result<TaskRow> QueryTask(ReadCtx& db, std::string_view task_id) {
   pqxx::result t = db.Exec(
       "SELECT t.task_ref, t.spec, s.status, t.created_at, s.updated_at FROM tasks t "
       "JOIN task_status s ON s.task_ref = t.task_ref WHERE t.task_id = $1",
-      std::string(task_id));
+      CleanText(task_id));
   if (t.empty()) return Status::NotFound("no task " + std::string(task_id));
   TaskRow task;
   nlohmann::json j = nlohmann::json::parse(t[0][1].as<std::string>(), nullptr, false);
@@ -106,7 +106,7 @@ Result<std::vector<NodeRow>> QueryNodeTasks(ReadCtx& db, std::string_view node_i
   pqxx::result r = db.Exec(std::string("SELECT ") + kNodeRowColumns +
                                "WHERE tn.node_ref = (SELECT node_ref FROM nodes "
                                "WHERE node_id = $1) ORDER BY tn.task_ref DESC LIMIT $2",
-                           std::string(node_id), static_cast<int64_t>(limit));
+                           CleanText(node_id), static_cast<int64_t>(limit));
   std::vector<NodeRow> out;
   for (const auto& row : r) out.push_back(ReadNodeRow(row));
   return out;
@@ -120,7 +120,7 @@ Result<std::vector<HistoryRow>> QueryHistory(ReadCtx& db, std::string_view task_
       "JOIN history h ON h.task_ref = t.task_ref JOIN nodes n ON n.node_ref = h.node_ref "
       "LEFT JOIN payloads p ON p.payload_id = h.payload_ref "
       "WHERE t.task_id = $1 ORDER BY h.hist_id",
-      std::string(task_id));
+      CleanText(task_id));
   std::vector<HistoryRow> out;
   for (const auto& row : r) {
     HistoryRow h;

@@ -117,9 +117,9 @@ Result<std::vector<EventOutcome>> ApplyTransitions(WriteTxn& txn,
   for (const TransitionRequest& r : reqs) {
     if (auto it = refs.find(r.node_id); it != refs.end()) keys.emplace(r.task_id, it->second);
   }
-  RowMap rows = LoadRows(txn, keys);
+  Locked locked = LockAndLoad(txn, keys, {});
   WriteSet ws;
-  TransitionApplier applier(txn, std::move(refs), rows, ws);
+  TransitionApplier applier(txn, std::move(refs), locked.rows, ws);
   std::vector<EventOutcome> out;
   out.reserve(reqs.size());
   for (const TransitionRequest& r : reqs) {
@@ -127,8 +127,9 @@ Result<std::vector<EventOutcome>> ApplyTransitions(WriteTxn& txn,
     if (!o.ok()) return o.status();
     out.push_back(std::move(*o));
   }
-  APOLLO_RETURN_IF_ERROR(ws.Flush(txn, rows));
-  APOLLO_RETURN_IF_ERROR(RecomputeTasks(txn, ws.touched()));
+  Result<TouchedFacts> facts = ws.Flush(txn, locked.rows, nullptr);
+  if (!facts.ok()) return facts.status();
+  APOLLO_RETURN_IF_ERROR(RecomputeTasks(txn, ws.touched(), locked.tasks, *facts));
   return out;
 }
 

@@ -22,8 +22,7 @@ Checkpointer::~Checkpointer() {
 void Checkpointer::Attach(Db& writer_db) { sqlite3_wal_hook(writer_db.raw(), &WalHook, this); }
 
 bool Checkpointer::WriterMustCheckpoint() const {
-  auto* self = const_cast<Checkpointer*>(this);
-  std::lock_guard<std::mutex> lock(self->mu_);
+  std::lock_guard<std::mutex> lock(mu_);
   return wal_pages_ >= soft_pages_ * kHardLimitFactor;
 }
 

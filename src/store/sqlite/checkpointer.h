@@ -42,7 +42,7 @@ class Checkpointer {
 
   std::unique_ptr<Db> db_;  // checkpoint thread only
   const int soft_pages_;
-  std::mutex mu_;
+  mutable std::mutex mu_;
   std::condition_variable cv_;
   int wal_pages_ = 0;     // guarded by mu_ (written by the writer thread)
   bool stopping_ = false;  // guarded by mu_
