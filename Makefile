@@ -14,7 +14,7 @@ CTEST_ARGS  ?=
 FUZZ_SECONDS ?= 60
 
 .PHONY: deps build test test-release test-asan demo bench bench-wal bench-store \
-        fuzz format lint clean
+        bench-compare fuzz format lint clean
 
 deps:
 	@bash scripts/setup-deps.sh
@@ -37,25 +37,36 @@ test: test-release test-asan
 test-release: build
 	ctest --test-dir $(RELEASE_DIR) --output-on-failure -j $(JOBS) $(CTEST_ARGS)
 
+# The unit-test binaries only (the daemons and benches are exercised by the
+# Release run's e2e tests); the PostgreSQL and NATS suites, which start
+# servers per test, run in the Release pass, to keep `make test` short.
+ASAN_TARGETS := core_test agent_test wal_test agent_handlers_test agent_config_test \
+                orchestrator_config_test orchestrator_test store_conformance_test cli_test
 test-asan: deps $(ASAN_DIR)/build.ninja
-	cmake --build $(ASAN_DIR) -j $(JOBS)
+	cmake --build $(ASAN_DIR) -j $(JOBS) --target $(ASAN_TARGETS)
 	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-	  ctest --test-dir $(ASAN_DIR) --output-on-failure -j $(JOBS) -L unit $(CTEST_ARGS)
+	  LSAN_OPTIONS=suppressions=$(ROOT)/tests/lsan.supp \
+	  ctest --test-dir $(ASAN_DIR) --output-on-failure -j $(JOBS) -L unit -LE 'postgres|nats' $(CTEST_ARGS)
 
 demo: build
 	@bash scripts/demo.sh
 
+# Every benchmark; figures and how to read them are in BENCHMARKS.md.
 bench: build
-	@echo "benchmarks: see BENCHMARKS.md"; \
-	for b in wal_bench store_bench; do \
-	  if [ -x $(RELEASE_DIR)/bench/$$b ]; then $(RELEASE_DIR)/bench/$$b; fi; \
-	done
+	bin/apollo-bench $(BENCH_ARGS)
+	$(RELEASE_DIR)/bench/wal_bench
+	STORE_BENCH=$(RELEASE_DIR)/bench/store_bench bash scripts/bench-store.sh
 
 bench-wal: build
 	$(RELEASE_DIR)/bench/wal_bench
 
+# SQLite, then a throwaway PostgreSQL server the script starts and stops.
 bench-store: build
-	$(RELEASE_DIR)/bench/store_bench
+	STORE_BENCH=$(RELEASE_DIR)/bench/store_bench bash scripts/bench-store.sh
+
+# Scenarios 1 and 3 beside Celery and BullMQ (../shared/peers), one sitting.
+bench-compare: build
+	bash scripts/bench-compare.sh $(ROOT)/bin
 
 # libFuzzer on the task-file parser, FUZZ_SECONDS (default 60) from the
 # checked-in corpus. New inputs it finds go to a scratch dir, not the corpus.

@@ -151,6 +151,13 @@ int Run(const std::vector<std::string>& args, const CliEnv& env, std::ostream& o
       return RunNodeSync(p.global, p.sync_node, c, o, e);
     };
   });
+  CLI::App* intent = app.add_subcommand("intent", "circuit breakers per intent, queue, retry budget");
+  intent->require_subcommand(1);
+  intent->add_subcommand("list", "show every intent's circuit breaker")->callback([&p] {
+    p.command = [&p](OrchestratorClient& c, std::ostream& o, std::ostream& e) {
+      return RunIntentList(p.global, c, o, e);
+    };
+  });
   CLI::App* rec = app.add_subcommand("reconcile", "compare agents' snapshots with the store");
   rec->add_option("--node-id,-n", p.reconcile.node_id, "one node (default: every node)");
   rec->add_flag("--dry-run", p.reconcile.dry_run, "show the drift; repair nothing");

@@ -91,6 +91,12 @@ Result<v1::ListNodesResponse> OrchestratorClient::ListNodes() {
       "", [&](auto& ctx, auto& resp) { return stub_->ListNodes(&ctx, req, &resp); });
 }
 
+Result<v1::ListIntentsResponse> OrchestratorClient::ListIntents() {
+  v1::ListIntentsRequest req;
+  return Call<v1::ListIntentsResponse>(
+      "", [&](auto& ctx, auto& resp) { return stub_->ListIntents(&ctx, req, &resp); });
+}
+
 Result<v1::SyncNodeResponse> OrchestratorClient::SyncNode(const std::string& node_id) {
   v1::SyncNodeRequest req;
   req.set_node_id(node_id);

@@ -34,6 +34,7 @@ class OrchestratorClient {
   Result<v1::ListNodesResponse> ListNodes();
   Result<v1::TaskEventsResponse> TaskEvents(const std::string& task_id);
   Result<v1::SyncNodeResponse> SyncNode(const std::string& node_id);
+  Result<v1::ListIntentsResponse> ListIntents();
   Result<v1::ReconcileResponse> Reconcile(const std::string& node_id, bool dry_run);
 
   // Follows the WatchTask stream, calling `on_update` for each Task it

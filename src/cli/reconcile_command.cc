@@ -64,4 +64,37 @@ int RunReconcile(const GlobalOptions& global, const ReconcileOptions& opts,
   return kExitOk;
 }
 
+int RunIntentList(const GlobalOptions& global, OrchestratorClient& client, std::ostream& out,
+                  std::ostream& err) {
+  auto resp = client.ListIntents();
+  if (!resp.ok()) return ReportError(resp.status(), err);
+  if (global.json()) {
+    nlohmann::json intents = nlohmann::json::array();
+    for (const auto& i : resp->intents()) {
+      intents.push_back({{"intent", i.intent()}, {"breaker", i.breaker()},
+                         {"consecutive_failures", i.consecutive_failures()},
+                         {"opened_at", FormatMicros(i.opened_at_us(), "")},
+                         {"times_opened", i.times_opened()}});
+    }
+    out << DumpJson({{"intents", intents},
+                     {"queue", {{"depth", resp->queue_depth()},
+                                {"capacity", resp->queue_capacity()},
+                                {"paused", resp->queue_paused()}}},
+                     {"retry_budget", {{"taken", resp->retry_budget_taken()},
+                                       {"refused", resp->retry_budget_refused()}}}});
+    return kExitOk;
+  }
+  std::vector<TableRow> rows{{"INTENT", "BREAKER", "FAILURES_IN_A_ROW", "OPENED_AT", "TIMES_OPENED"}};
+  for (const auto& i : resp->intents()) {
+    rows.push_back({i.intent(), i.breaker(), std::to_string(i.consecutive_failures()),
+                    FormatMicros(i.opened_at_us()), std::to_string(i.times_opened())});
+  }
+  out << RenderTable(rows);
+  out << "queue: " << resp->queue_depth() << " of " << resp->queue_capacity()
+      << (resp->queue_paused() ? " (PAUSED: new submissions refused)" : "") << "\n";
+  out << "retry budget: " << resp->retry_budget_taken() << " re-dispatches granted, "
+      << resp->retry_budget_refused() << " held back\n";
+  return kExitOk;
+}
+
 }  // namespace apollo::cli

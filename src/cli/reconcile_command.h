@@ -24,6 +24,11 @@ int RunNodeSync(const GlobalOptions& global, const std::string& node_id,
 int RunReconcile(const GlobalOptions& global, const ReconcileOptions& opts,
                  OrchestratorClient& client, std::ostream& out, std::ostream& err);
 
+// `apollo-cli intent list`: circuit breakers per intent, queue watermarks
+// and the retry budget.
+int RunIntentList(const GlobalOptions& global, OrchestratorClient& client, std::ostream& out,
+                  std::ostream& err);
+
 // The human form of a reconcile answer (pure, for tests).
 std::string ReconcileText(const v1::ReconcileResponse& resp, bool dry_run);
 

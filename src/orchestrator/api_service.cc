@@ -68,6 +68,14 @@ grpc::Status ApiService::LoadTask(const std::string& task_id, apollo::v1::Task* 
 
 grpc::Status ApiService::SubmitTasks(grpc::ServerContext*, const apollo::v1::SubmitTasksRequest* req,
                                      apollo::v1::SubmitTasksResponse* resp) {
+  if (!req->dry_run() && orchestrator_.QueuePaused()) {
+    return grpc::Status(
+        grpc::StatusCode::RESOURCE_EXHAUSTED,
+        "queue_paused: the dispatch queue holds " + std::to_string(orchestrator_.QueueDepth()) +
+            " of " + std::to_string(orchestrator_.QueueCapacity()) +
+            " rows; new submissions are refused until it drains (accepted work continues); "
+            "retry later");
+  }
   Status s = SubmitTaskFile(*req, store_, orchestrator_.ids(), resp);
   if (s.ok() && !req->dry_run() && resp->errors_size() == 0) orchestrator_.Kick();
   return ToGrpc(s);
@@ -259,6 +267,24 @@ grpc::Status ApiService::Reconcile(grpc::ServerContext*, const apollo::v1::Recon
   for (const auto& n : r->nodes_without_snapshot) resp->add_nodes_without_snapshot(n);
   resp->set_snapshot_age_ms(
       std::chrono::duration_cast<std::chrono::milliseconds>(r->oldest_snapshot_age).count());
+  return grpc::Status::OK;
+}
+
+grpc::Status ApiService::ListIntents(grpc::ServerContext*, const apollo::v1::ListIntentsRequest*,
+                                     apollo::v1::ListIntentsResponse* resp) {
+  for (const BreakerInfo& b : orchestrator_.Breakers()) {
+    auto* i = resp->add_intents();
+    i->set_intent(b.intent);
+    i->set_breaker(std::string(BreakerStateName(b.state)));
+    i->set_consecutive_failures(b.consecutive_failures);
+    if (b.opened_at != TimePoint{}) i->set_opened_at_us(ToUnixMicros(b.opened_at));
+    i->set_times_opened(b.times_opened);
+  }
+  resp->set_queue_depth(orchestrator_.QueueDepth());
+  resp->set_queue_capacity(orchestrator_.QueueCapacity());
+  resp->set_queue_paused(orchestrator_.QueuePaused());
+  resp->set_retry_budget_taken(orchestrator_.retry_budget().taken());
+  resp->set_retry_budget_refused(orchestrator_.retry_budget().refused());
   return grpc::Status::OK;
 }
 

@@ -38,6 +38,8 @@ class ApiService final : public apollo::v1::Orchestrator::Service {
                         apollo::v1::SyncNodeResponse* resp) override;
   grpc::Status Reconcile(grpc::ServerContext*, const apollo::v1::ReconcileRequest* req,
                          apollo::v1::ReconcileResponse* resp) override;
+  grpc::Status ListIntents(grpc::ServerContext*, const apollo::v1::ListIntentsRequest* req,
+                           apollo::v1::ListIntentsResponse* resp) override;
 
  private:
   grpc::Status LoadTask(const std::string& task_id, apollo::v1::Task* out);

@@ -6,6 +6,8 @@
 // dispatch, so a crash in between re-sends rather than loses.
 #include "orchestrator/orchestrator.h"
 
+#include <algorithm>
+
 #include "core/event.h"
 
 namespace apollo::orchestrator {
@@ -29,6 +31,7 @@ void Orchestrator::DispatchLoop() {
 }
 
 size_t Orchestrator::DispatchPass() {
+  UpdateWatermarks();
   auto due = store_.DueWork(clock_.Now(), options_.due_batch);
   if (!due.ok()) return 0;  // store unavailable: try again next tick
   Outbox out;
@@ -43,8 +46,14 @@ size_t Orchestrator::DispatchPass() {
       case store::DueKind::kNone: break;
     }
   }
-  // Queued intents for one node go out as one message.
+  // Queued intents for one node go out as one message, high priority first
+  // (after an outage the backlog drains in priority order).
   for (auto& [node_id, intents] : out) {
+    auto rank = [](const apollo::v1::Intent& i) {
+      return i.priority() == apollo::v1::PRIORITY_HIGH ? 0 : i.priority() == apollo::v1::PRIORITY_LOW ? 2 : 1;
+    };
+    std::stable_sort(intents.begin(), intents.end(),
+                     [&](const auto& a, const auto& b) { return rank(a) < rank(b); });
     auto session = SessionFor(node_id);
     if (!session) continue;  // the ack timeout resends them
     CenterMessage msg;
@@ -134,6 +143,14 @@ void Orchestrator::HandleDispatch(const store::DueItem& item, Outbox& out) {
   }
   auto spec = Spec(item.task_id);
   if (!spec) return;
+  if (!breakers_.Allow(spec->intent, clock_.Now())) {
+    Block(item, "circuit_open " + spec->intent);
+    return;
+  }
+  if (item.kind == store::DueKind::kRetry && !retry_budget_.Take(clock_.Now())) {
+    Block(item, "retry_budget");
+    return;
+  }
   store::TransitionRequest r;
   r.task_id = item.task_id;
   r.node_id = item.node_id;
@@ -158,6 +175,10 @@ void Orchestrator::HandleAckTimeout(const store::DueItem& item, Outbox& out) {
   auto spec = Spec(item.task_id);
   if (!session || !spec) {
     Block(item, NodeAbsentReason(*this, item.node_id, store_));
+    return;
+  }
+  if (!retry_budget_.Take(clock_.Now())) {
+    Block(item, "retry_budget");
     return;
   }
   // Not acknowledged: send the same intent again, same task_id and attempt.

@@ -9,6 +9,7 @@
 #include <CLI/CLI.hpp>
 #include <grpcpp/grpcpp.h>
 
+#include "bus/open_bus.h"
 #include "core/clock.h"
 #include "core/version.h"
 #include "orchestrator/api_service.h"
@@ -39,6 +40,14 @@ apollo::orchestrator::OrchestratorOptions ToOptions(const OrchestratorConfig& c)
   o.lost_after = c.lost_after;
   o.orchestrator_id = "orchestrator@" + c.listen.ToString();
   o.max_new_sessions_per_s = c.admission.max_new_sessions_per_s;
+  o.breaker_failures = c.circuit_breaker.failures;
+  o.breaker_cool_down = c.circuit_breaker.cool_down;
+  o.retry_rate_per_s = c.retry_budget.rate_per_s;
+  o.retry_burst = c.retry_budget.burst;
+  o.queue_capacity = c.queue.capacity;
+  o.queue_alert_at = c.queue.alert_at;
+  o.queue_pause_at = c.queue.pause_at;
+  o.alert = [](const std::string& line) { std::cerr << "orchestrator: ALERT: " << line << "\n"; };
   return o;
 }
 
@@ -56,6 +65,24 @@ int Run(const OrchestratorConfig& config) {
     return 1;
   }
   apollo::orchestrator::Orchestrator brain(ToOptions(config), **store, clock);
+  // The event bus (config `bus`): agent events reach the store through it.
+  apollo::bus::BusOptions bus_options;
+  bus_options.partitions = config.bus_options.partitions;
+  bus_options.max_deliver = config.bus_options.max_deliver;
+  bus_options.on_alert = [](const apollo::bus::BusAlert& a) {
+    std::cerr << "orchestrator: ALERT: dead letter " << a.event_id << " (task " << a.task_id
+              << ", " << a.deliveries << " deliveries): " << a.reason << "\n";
+  };
+  auto bus = apollo::bus::OpenEventBus(config.bus, bus_options, **store, clock);
+  if (bus.ok()) {
+    if (apollo::Status s = (*bus)->Start(); !s.ok()) bus = s;
+  }
+  if (!bus.ok()) {
+    std::cerr << "orchestrator: cannot start the event bus " << config.bus << ": "
+              << bus.status().message() << "\n";
+    return 1;
+  }
+  brain.SetEventBus(bus->get());
   apollo::orchestrator::GatewayService gateway(brain);
   apollo::orchestrator::ApiService api(**store, brain, clock);
 
@@ -86,6 +113,7 @@ int Run(const OrchestratorConfig& config) {
             << ", shutting down (in-flight commits finish; agents will reconnect)\n";
   server->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(5));
   brain.Stop();
+  (*bus)->Stop();
   return 0;
 }
 

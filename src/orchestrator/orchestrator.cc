@@ -3,6 +3,7 @@
 #include <random>
 
 #include "apollo/v1/event.pb.h"
+#include "bus/ingest.h"
 #include "core/event.h"
 
 namespace apollo::orchestrator {
@@ -25,7 +26,10 @@ Orchestrator::Orchestrator(OrchestratorOptions options, store::StateStore& store
       store_(store),
       clock_(clock),
       ids_(clock),
-      rng_(std::random_device{}()) {}
+      rng_(std::random_device{}()),
+      breakers_(options_.breaker_failures, options_.breaker_cool_down),
+      retry_budget_(options_.retry_rate_per_s, options_.retry_burst),
+      watermarks_(options_.queue_capacity, options_.queue_alert_at, options_.queue_pause_at) {}
 
 Orchestrator::~Orchestrator() { Stop(); }
 
@@ -205,8 +209,10 @@ void Orchestrator::OnEvents(const std::shared_ptr<SessionHandle>& handle,
   }
   PendingApply p;
   p.node_id = handle->node_id();
+  for (const Event& e : events) p.events.emplace_back(e.task_id, e.type);
   p.done = std::move(done);
-  p.result = store_.ApplyAsync(std::move(events));
+  p.result = bus_ ? bus::PublishForIngest(*bus_, p.node_id, std::move(events))
+                 : store_.ApplyAsync(std::move(events));
   {
     std::lock_guard<std::mutex> lock(ingest_mu_);
     ingest_.push_back(std::move(p));
@@ -235,7 +241,50 @@ void Orchestrator::IngestLoop() {
     // On a store error nothing is acknowledged: the agent keeps the events
     // in its WAL and resends them.
     p.done(acked);
-    if (r.ok()) Kick();
+    if (r.ok()) {
+      RecordOutcomes(p, *r);
+      Kick();
+    }
+  }
+}
+
+void Orchestrator::RecordOutcomes(const PendingApply& p, const store::ApplyResult& r) {
+  for (size_t i = 0; i < p.events.size() && i < r.outcomes.size(); ++i) {
+    const auto& [task_id, type] = p.events[i];
+    if (r.outcomes[i].outcome != store::Outcome::kApplied) continue;
+    if (type != EventType::kSucceeded && type != EventType::kFailed &&
+        type != EventType::kTimeout) {
+      continue;
+    }
+    auto spec = Spec(task_id);
+    if (!spec) continue;
+    if (breakers_.Record(spec->intent, type == EventType::kSucceeded, clock_.Now())) {
+      Alert("circuit breaker OPEN for intent '" + spec->intent + "' after " +
+            std::to_string(options_.breaker_failures) +
+            " consecutive failures: its dispatch pauses; one task is let through after " +
+            std::to_string(std::chrono::duration_cast<std::chrono::seconds>(
+                               options_.breaker_cool_down).count()) + " s");
+    }
+  }
+}
+
+void Orchestrator::UpdateWatermarks() {
+  TimePoint now = clock_.Now();
+  if (now - watermarks_checked_ < std::chrono::seconds(1)) return;
+  watermarks_checked_ = now;
+  auto depth = store_.QueueDepth();
+  if (!depth.ok()) return;
+  std::string where = std::to_string(*depth) + " of " + std::to_string(watermarks_.capacity());
+  switch (watermarks_.Update(*depth)) {
+    case Watermarks::Change::kAlert: Alert("dispatch queue above its alert mark: " + where); break;
+    case Watermarks::Change::kPaused:
+      Alert("dispatch queue above its pause mark (" + where +
+            "): new submissions are refused until it drains below the alert mark");
+      break;
+    case Watermarks::Change::kResumed:
+      Alert("dispatch queue back below its alert mark (" + where + "): submissions resume");
+      break;
+    case Watermarks::Change::kNone: break;
   }
 }
 

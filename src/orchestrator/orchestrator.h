@@ -12,6 +12,7 @@
 #include <atomic>
 #include <condition_variable>
 #include <deque>
+#include <functional>
 #include <future>
 #include <map>
 #include <memory>
@@ -21,10 +22,12 @@
 #include <thread>
 #include <vector>
 
+#include "bus/event_bus.h"
 #include "core/clock.h"
 #include "core/retry_policy.h"
 #include "core/task_id.h"
 #include "orchestrator/agent_session.h"
+#include "orchestrator/overload.h"
 #include "orchestrator/reconciler.h"
 #include "store/state_store.h"
 
@@ -42,6 +45,18 @@ struct OrchestratorOptions {
   // is not knocked over by the reconnect storm.
   int max_new_sessions_per_s = 100;
   std::string orchestrator_id = "orchestrator";
+  // Circuit breaker per intent.
+  int breaker_failures = 5;
+  Duration breaker_cool_down = std::chrono::seconds(30);
+  // Token bucket on re-dispatches (retries, ack-timeout resends).
+  double retry_rate_per_s = 50;
+  double retry_burst = 100;
+  // Dispatch queue watermarks.
+  int64_t queue_capacity = 10'000;
+  double queue_alert_at = 0.8;
+  double queue_pause_at = 0.9;
+  // Where operator-facing alerts go (breaker opened, queue paused, ...).
+  std::function<void(const std::string&)> alert;
 };
 
 enum class Liveness { kAlive, kSuspect, kLost, kNeverSeen };
@@ -57,6 +72,11 @@ class Orchestrator final : public SessionHost {
   void Start();
   // Stops them; sessions are closed by the gRPC server's shutdown.
   void Stop();
+
+  // Routes agent events through `bus` (started by the caller, outliving this
+  // Orchestrator) instead of straight into the store. Call before Start().
+  // EventAck still waits for the store commit: the bus reports it.
+  void SetEventBus(bus::EventBus* bus) { bus_ = bus; }
 
   // Wakes the dispatch loop now (a submission, a new session, a commit).
   void Kick();
@@ -82,6 +102,13 @@ class Orchestrator final : public SessionHost {
 
   // Counters since start, for operators and tests.
   int64_t reconcile_repairs() const { return reconcile_repairs_.load(); }
+
+  // Overload state, for the operator API.
+  std::vector<BreakerInfo> Breakers() const { return breakers_.List(); }
+  bool QueuePaused() const { return watermarks_.paused(); }
+  int64_t QueueDepth() const { return watermarks_.depth(); }
+  int64_t QueueCapacity() const { return watermarks_.capacity(); }
+  const TokenBucket& retry_budget() const { return retry_budget_; }
   Liveness NodeLiveness(const store::NodeInfo& node) const;
   TaskIdGenerator& ids() { return ids_; }
   const OrchestratorOptions& options() const { return options_; }
@@ -104,7 +131,14 @@ class Orchestrator final : public SessionHost {
     std::future<Result<store::ApplyResult>> result;
     std::string node_id;
     std::function<void(uint64_t)> done;
+    std::vector<std::pair<std::string, EventType>> events;  // (task_id, type), batch order
   };
+  // Feeds final outcomes of applied events to the circuit breakers.
+  void RecordOutcomes(const PendingApply& p, const store::ApplyResult& r);
+  void UpdateWatermarks();
+  void Alert(const std::string& line) const {
+    if (options_.alert) options_.alert(line);
+  }
 
   void IngestLoop();
   void DispatchLoop();
@@ -132,6 +166,7 @@ class Orchestrator final : public SessionHost {
 
   const OrchestratorOptions options_;
   store::StateStore& store_;
+  bus::EventBus* bus_ = nullptr;  // optional (SetEventBus); set before Start
   const Clock& clock_;
   TaskIdGenerator ids_;
 
@@ -144,6 +179,10 @@ class Orchestrator final : public SessionHost {
   double admit_tokens_ = 0;                                          // guarded by mu_
   TimePoint admit_refilled_{};                                       // guarded by mu_
   std::atomic<int64_t> reconcile_repairs_{0};
+  CircuitBreakers breakers_;
+  TokenBucket retry_budget_;
+  Watermarks watermarks_;
+  TimePoint watermarks_checked_{};  // dispatch thread only
 
   std::mutex ingest_mu_;
   std::condition_variable ingest_cv_;

@@ -87,6 +87,10 @@ class StateStore {
   // The node's contiguous high-water mark: every seq <= it is stored. 0 if
   // none. What the gateway puts in Welcome.
   virtual Result<uint64_t> HighestStoredSeq(std::string_view node_id) = 0;
+  // Rows waiting to be run or acknowledged: PENDING, DISPATCHED and
+  // RETRYING — the dispatch queue the orchestrator's watermarks measure.
+  // A count over the rows: call it about once a second, not per event.
+  virtual Result<int64_t> QueueDepth() = 0;
   // A payload stored apart (a result_ref).
   virtual Result<std::string> GetPayload(int64_t ref) = 0;
 

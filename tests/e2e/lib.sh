@@ -8,6 +8,7 @@ set -uo pipefail
 
 BIN=${1:?bin dir}
 E2E_DIR=$(mktemp -d /tmp/apollo-e2e.XXXXXX)
+echo "e2e state in $E2E_DIR"
 declare -A AGENT_PID=()
 ORCH_PID=""
 ORCH_PORT=""
@@ -39,7 +40,7 @@ cli() { "$BIN/apollo-cli" --server "127.0.0.1:$ORCH_PORT" "$@"; }
 # is kept across restarts (ORCH_PORT) so agents find it again.
 start_orchestrator() {
   local listen="127.0.0.1:${ORCH_PORT:-0}"
-  "$BIN/orchestrator" --listen "$listen" --store "sqlite://$E2E_DIR/apollo.db" "$@" \
+  "$BIN/orchestrator" ${APOLLO_E2E_BUS:+--bus "$APOLLO_E2E_BUS"} --listen "$listen" --store "sqlite://$E2E_DIR/${STORE_FILE:-apollo.db}" "$@" \
     >>"$E2E_DIR/orchestrator.log" 2>&1 &
   ORCH_PID=$!
   for _ in $(seq 1 100); do

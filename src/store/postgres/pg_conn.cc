@@ -3,11 +3,22 @@
 namespace apollo::store::postgres {
 
 std::string ConnectionString(std::string_view url) {
+  // Bounded waits on a dead or partitioned server: connect in 5 s, and a
+  // connection whose sent data goes unacknowledged for 30 s is dropped.
+  static constexpr std::pair<const char*, const char*> kDefaults[] = {
+      {"connect_timeout", "5"}, {"tcp_user_timeout", "30000"}, {"keepalives_idle", "10"}};
   std::string s(url);
-  if (s.find("connect_timeout") != std::string::npos) return s;
   bool is_url = s.starts_with("postgresql://") || s.starts_with("postgres://");
-  if (!is_url) return s + " connect_timeout=5";
-  return s + (s.find('?') == std::string::npos ? "?" : "&") + "connect_timeout=5";
+  for (const auto& [key, value] : kDefaults) {
+    if (s.find(key) != std::string::npos) continue;
+    if (is_url) {
+      s += (s.find('?') == std::string::npos ? "?" : "&");
+    } else {
+      s += " ";
+    }
+    s += std::string(key) + "=" + value;
+  }
+  return s;
 }
 
 Status ToStatus(std::string_view what, const std::exception& e) {

@@ -28,8 +28,9 @@
 
 namespace apollo::store::postgres {
 
-// The connection string libpq gets: `url` plus a connect timeout when the URL
-// sets none, so a dead server fails a call in seconds rather than hanging.
+// The connection string libpq gets: `url` plus, unless it sets them, a
+// connect timeout and TCP timeouts, so a dead or partitioned server fails a
+// call in seconds rather than hanging it.
 std::string ConnectionString(std::string_view url);
 
 // Any exception thrown by pqxx (or std) turned into a Status, with `what`

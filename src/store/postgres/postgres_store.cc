@@ -61,6 +61,15 @@ class PostgresStore final : public StateStore {
   Result<std::string> GetPayload(int64_t ref) override {
     return readers_->Read([&](ReadCtx& db) { return QueryPayload(db, ref); });
   }
+  Result<int64_t> QueueDepth() override {
+    return readers_->Read([&](ReadCtx& db) -> Result<int64_t> {
+      pqxx::result r = db.Exec("SELECT count(*) FROM task_nodes WHERE state IN ($1, $2, $3)",
+                               static_cast<int>(TaskState::kPending),
+                               static_cast<int>(TaskState::kDispatched),
+                               static_cast<int>(TaskState::kRetrying));
+      return r.empty() ? int64_t{0} : r[0][0].as<int64_t>();
+    });
+  }
 
   // StateStore: nodes
   Status UpsertNode(const NodeInfo& node) override {

@@ -129,6 +129,32 @@ TEST_F(PostgresStoreTest, ServerStoppedMidRunIsUnavailableThenRecoversOnTheSameS
   EXPECT_EQ(*store->HighestStoredSeq("n1"), 1u);
 }
 
+// PostgreSQL's UTF8 text refuses bytes SQLite stores as given: they are
+// replaced, and neither the batch nor the call fails.
+TEST_F(PostgresStoreTest, InvalidUtf8FromAgentsIsStoredNotFatal) {
+  std::unique_ptr<StateStore> store = Open();
+  ASSERT_NE(store, nullptr);
+  CreateAndDispatch(*store, 1, "n1");
+  Event odd = Ev("t0", "n1", 1, EventType::kAccepted);
+  odd.payload = "{\"note\":\"\xff\xfe\"}";
+  Event unknown = Ev(std::string("t\xc3") + '\0' + "x", "n1", 2, EventType::kAccepted);
+  Result<ApplyResult> r =
+      store->Apply({odd, unknown, Ev("t0", "n1", 3, EventType::kProgress)});
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  ASSERT_EQ(r->outcomes.size(), 3u);
+  EXPECT_EQ(r->outcomes[0].outcome, Outcome::kMalformed);  // not valid JSON text
+  EXPECT_EQ(r->outcomes[1].outcome, Outcome::kUnknownTask);
+  EXPECT_EQ(r->outcomes[2].outcome, Outcome::kApplied);
+  EXPECT_EQ(r->acked_seq["n1"], 3u);
+  DeadLetter letter;
+  letter.event = unknown;
+  letter.reason = "bad bytes \xff";
+  Result<int64_t> id = store->AddDeadLetter(letter);
+  ASSERT_TRUE(id.ok()) << id.status().ToString();
+  EXPECT_TRUE(store->GetDeadLetter(*id).ok());
+  EXPECT_EQ(store->ListAlerts(0, 10)->size(), 2u);
+}
+
 TEST_F(PostgresStoreTest, OpenFailsUnavailableWhenTheServerIsDown) {
   ASSERT_TRUE(server_->Stop().ok());
   Result<std::unique_ptr<StateStore>> s = OpenStateStore(url_, {}, clock_);

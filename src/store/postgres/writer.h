@@ -10,12 +10,15 @@
 // in it fails with that error and nothing of it is visible.
 //
 // Several writers (orchestrator replicas) may share one database. Safety does
-// not rest on this process being alone: every op locks what it changes
-// (node_seq rows before deduplicating a node's events, task_nodes rows before
-// a compare-and-set on their version, tasks rows before a roll-up), always in
-// key order, and re-reads under the lock. A serialization failure, deadlock or
-// a unique-key race with another writer aborts the transaction; the writer
-// runs the whole batch again (up to kMaxConflictRetries, then kAborted).
+// not rest on this process being alone: every op locks what it changes before
+// deciding anything (node_seq rows before deduplicating a node's events, then
+// task_nodes rows and their task_status rows before a compare-and-set on the
+// row version and a roll-up; see rows.h), always in key order, and works from
+// what it read under the lock. A serialization failure, deadlock or a
+// unique-key race with another writer aborts the transaction; the writer runs
+// the whole batch again (up to kMaxConflictRetries, then kAborted).
+//
+// Consecutive Apply ops are merged into one set-based pass (apply_op.h).
 //
 // Connection loss: the batch fails with kUnavailable, the connection is
 // dropped and the next batch reconnects (once per batch, immediately, if the

@@ -62,6 +62,19 @@ class SqliteStore final : public StateStore {
   Result<std::string> GetPayload(int64_t ref) override {
     return Read([&](Db& db) { return QueryPayload(db, ref); });
   }
+  Result<int64_t> QueueDepth() override {
+    return Read([&](Db& db) -> Result<int64_t> {
+      Result<Stmt*> st = db.Prepare("SELECT count(*) FROM task_nodes WHERE state IN (?1, ?2, ?3)");
+      if (!st.ok()) return st.status();
+      StmtRef q(*st);
+      q->Bind(1, static_cast<int64_t>(TaskState::kPending))
+          .Bind(2, static_cast<int64_t>(TaskState::kDispatched))
+          .Bind(3, static_cast<int64_t>(TaskState::kRetrying));
+      Result<bool> row = q->Step();
+      if (!row.ok()) return row.status();
+      return *row ? q->Int(0) : int64_t{0};
+    });
+  }
 
   // StateStore: nodes
   Status UpsertNode(const NodeInfo& node) override {

@@ -1,0 +1,154 @@
+#include "apollo_bench/scenario_env.h"
+
+#include <signal.h>
+#include <sys/wait.h>
+
+#include <filesystem>
+
+#include <thread>
+
+namespace apollo::bench {
+
+void ChildPids::Add(pid_t pid) {
+  std::lock_guard<std::mutex> lock(mu_);
+  pids_.insert(pid);
+}
+
+void ChildPids::Remove(pid_t pid) {
+  std::lock_guard<std::mutex> lock(mu_);
+  pids_.erase(pid);
+}
+
+void ChildPids::AddDir(const std::string& dir) {
+  std::lock_guard<std::mutex> lock(mu_);
+  dirs_.insert(dir);
+}
+
+void ChildPids::RemoveDir(const std::string& dir) {
+  std::lock_guard<std::mutex> lock(mu_);
+  dirs_.erase(dir);
+}
+
+void ChildPids::KillAll() {
+  std::lock_guard<std::mutex> lock(mu_);
+  for (pid_t pid : pids_) {
+    kill(pid, SIGKILL);
+    waitpid(pid, nullptr, 0);
+  }
+  std::error_code ec;
+  for (const auto& dir : dirs_) std::filesystem::remove_all(dir, ec);
+}
+
+Result<std::unique_ptr<ScenarioEnv>> ScenarioEnv::Create(const BenchConfig& config,
+                                                         const std::string& scenario) {
+  std::unique_ptr<ScenarioEnv> env(new ScenarioEnv(config));
+  auto dir = TempDir::Create(config.tmp_parent);
+  if (!dir.ok()) return dir.status();
+  env->dir_ = std::move(*dir);
+  if (config.children) config.children->AddDir(env->dir());
+  env->prefix_ = config.run_id + "-" + scenario;
+
+  agent::HandlerConfig handlers;
+  handlers.enabled_builtins = {"noop"};
+  auto registry = agent::HandlerRegistry::Create(handlers);
+  if (!registry.ok()) return registry.status();
+  env->registry_ = std::move(*registry);
+
+  if (!config.server.empty()) {
+    env->address_ = config.server;
+  } else {
+    OrchestratorSpec spec;
+    spec.binary = config.orchestrator_bin;
+    spec.store_url =
+        config.store_url.empty() ? "sqlite://" + env->dir() + "/apollo.db" : config.store_url;
+    if (config.pg) {
+      auto url = config.pg->NewDatabase();
+      if (!url.ok()) return url.status();
+      spec.store_url = *url;
+    }
+    spec.log_path = env->dir() + "/orchestrator.log";
+    if (!config.orchestrator_config.empty()) spec.extra_args = {"--config", config.orchestrator_config};
+    auto p = OrchestratorProcess::Start(spec, std::chrono::seconds(30));
+    if (!p.ok()) return p.status();
+    env->process_ = std::move(*p);
+    if (config.children) config.children->Add(env->process_->pid());
+    env->address_ = env->process_->address();
+  }
+  env->api_ = std::make_unique<ApiClient>(env->address_);
+  return env;
+}
+
+ScenarioEnv::~ScenarioEnv() {
+  if (process_) {
+    if (config_.children) config_.children->Remove(process_->pid());
+    process_->Terminate(std::chrono::seconds(10));
+  }
+  if (config_.children && dir_) config_.children->RemoveDir(dir_->path());
+}
+
+std::optional<double> ScenarioEnv::RssMb() const {
+  if (!process_ || process_->pid() <= 0) return std::nullopt;
+  return ProcessRssMb(process_->pid());
+}
+
+Result<std::unique_ptr<Fleet>> ScenarioEnv::StartFleet(size_t agents, int max_concurrency) {
+  FleetOptions o;
+  o.agents = agents;
+  o.orchestrator = address_;
+  o.root_dir = dir();
+  o.node_prefix = prefix_;
+  o.max_concurrency = max_concurrency;
+  o.labels = {{"role", "bench"}, {"bench_run", prefix_}};
+  return Fleet::Start(o, *registry_, clock_);
+}
+
+Result<std::unique_ptr<Fleet>> ScenarioEnv::StartConnectedFleet(size_t agents) {
+  auto fleet = StartFleet(agents, config_.max_concurrency);
+  if (!fleet.ok()) return fleet.status();
+  auto deadline = std::chrono::steady_clock::now() + config_.timeout;
+  size_t center = 0;
+  while (std::chrono::steady_clock::now() < deadline) {
+    auto n = api_->ConnectedNodes(prefix_ + "-");
+    if (n.ok()) center = *n;
+    if (center >= agents) return fleet;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  return Status::DeadlineExceeded("only " + std::to_string(center) + " of " +
+                                  std::to_string(agents) + " agents connected in time");
+}
+
+Status ScenarioEnv::RestartOrchestrator() {
+  if (!process_) return Status::FailedPrecondition("not our orchestrator (--server)");
+  if (config_.children) config_.children->Remove(process_->pid());
+  Status s = process_->Restart(std::chrono::seconds(30));
+  if (s.ok() && config_.children) config_.children->Add(process_->pid());
+  return s;
+}
+
+void ScenarioEnv::KillOrchestrator() {
+  if (!process_) return;
+  if (config_.children) config_.children->Remove(process_->pid());
+  process_->Kill();
+}
+
+std::string NoopTaskFile(const std::string& prefix, size_t first,
+                         const std::vector<std::string>& nodes) {
+  std::string out = "tasks:\n";
+  out.reserve(nodes.size() * 220);
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    out += "  - {task_id: " + prefix + "-t" + std::to_string(first + i) +
+           ", intent: noop, target_selector: {type: nodes, nodes: [" + nodes[i] +
+           "]}, timeout: 60, retry_policy: {max_retries: 0, initial_interval: 1, "
+           "max_interval: 1, backoff: fixed}}\n";
+  }
+  return out;
+}
+
+std::string NoopLabelTaskFile(const std::string& task_id, const std::string& label) {
+  return "task_id: " + task_id +
+         "\nintent: noop\ntarget_selector: {type: label, key: bench_run, value: " + label +
+         "}\ntimeout: 120\nretry_policy: {max_retries: 0, initial_interval: 1, max_interval: 1, "
+         "backoff: fixed}\n";
+}
+
+}  // namespace apollo::bench

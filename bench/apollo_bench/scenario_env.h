@@ -1,0 +1,131 @@
+#pragma once
+
+// What every scenario needs: the benchmark's settings, a fresh orchestrator
+// (or the one given with --server), a temp dir for agent WALs, unique
+// node/task id prefixes, and the operator API client.
+//
+// With an orchestrator of our own each scenario gets a new process and,
+// for SQLite, a new store file, so no scenario sees another's rows. With
+// --server or a PostgreSQL URL the store is shared: ids and the
+// `bench_run` label are unique per run and scenario, so counts stay exact.
+//
+// Thread-safety: not thread-safe; one scenario at a time.
+
+#include <memory>
+#include <mutex>
+#include <set>
+#include <string>
+
+#include "agent/handlers/registry.h"
+#include "apollo_bench/api_client.h"
+#include "apollo_bench/fleet.h"
+#include "apollo_bench/orchestrator_process.h"
+#include "apollo_bench/report.h"
+#include "store/testing/pg_server.h"
+
+namespace apollo::bench {
+
+// What this benchmark started and must undo if it is interrupted: the PIDs
+// of its orchestrators and its temp dirs, so a SIGINT handler can kill
+// exactly those processes and remove exactly those dirs.
+class ChildPids {
+ public:
+  void Add(pid_t pid);
+  void Remove(pid_t pid);
+  void AddDir(const std::string& dir);
+  void RemoveDir(const std::string& dir);
+  // SIGKILLs each recorded PID, then removes each recorded dir.
+  void KillAll();
+
+ private:
+  std::mutex mu_;
+  std::set<pid_t> pids_;         // guarded by mu_
+  std::set<std::string> dirs_;   // guarded by mu_
+};
+
+struct BenchConfig {
+  std::string server;            // non-empty: use this orchestrator
+  std::string orchestrator_bin;  // else start this binary
+  std::string store_url;         // empty: sqlite://<scenario temp dir>/apollo.db
+  std::string orchestrator_config;  // non-empty: passed as --config
+  std::string tmp_parent = "/tmp";
+  std::string run_id;            // unique per run: prefixes ids and labels
+  size_t tasks = 50'000;         // 1: throughput
+  size_t batch = 500;            // 1: tasks per SubmitTasks call
+  int submitters = 2;            // 1: SubmitTasks calls in flight
+  size_t throughput_agents = 100;
+  size_t latency_tasks = 1000;   // 3
+  size_t latency_warmup = 10;    // 3: not counted
+  int poll_us = 200;             // 3: GetTask polling interval
+  size_t fleet_agents = 1000;    // 2, 4, 5
+  int idle_seconds = 30;         // 4
+  size_t backlog_events = 10'000;  // 6
+  int max_concurrency = 1;       // executor workers per simulated agent
+  Duration timeout = std::chrono::seconds(300);  // per scenario wait
+  ChildPids* children = nullptr;
+  // Set (--pg): each scenario gets a fresh database on this server.
+  store::testing::PgServer* pg = nullptr;
+};
+
+class ScenarioEnv {
+ public:
+  static Result<std::unique_ptr<ScenarioEnv>> Create(const BenchConfig& config,
+                                                     const std::string& scenario);
+  ~ScenarioEnv();
+
+  const BenchConfig& config() const { return config_; }
+  const std::string& address() const { return address_; }
+  // Our orchestrator, or nullptr with --server.
+  OrchestratorProcess* process() { return process_.get(); }
+  ApiClient& api() { return *api_; }
+  const Clock& clock() const { return clock_; }
+  // Built-in `noop` only.
+  const agent::HandlerRegistry& registry() const { return *registry_; }
+  const std::string& dir() const { return dir_->path(); }
+  // "<run>-<scenario>": node ids are "<prefix>-<i>", task ids "<prefix>-t<i>".
+  const std::string& prefix() const { return prefix_; }
+  std::optional<double> RssMb() const;
+
+  // `agents` simulated agents labelled role=bench and bench_run=prefix().
+  Result<std::unique_ptr<Fleet>> StartFleet(size_t agents, int max_concurrency);
+  // Starts a fleet and waits until the center lists all of it connected.
+  Result<std::unique_ptr<Fleet>> StartConnectedFleet(size_t agents);
+
+  // Restarts our orchestrator after a kill (keeps the port; re-registers the PID).
+  Status RestartOrchestrator();
+  void KillOrchestrator();
+
+ private:
+  ScenarioEnv(const BenchConfig& config) : config_(config) {}
+
+  const BenchConfig& config_;
+  RealClock clock_;
+  std::unique_ptr<TempDir> dir_;
+  std::unique_ptr<OrchestratorProcess> process_;
+  std::string address_;
+  std::string prefix_;
+  std::unique_ptr<agent::HandlerRegistry> registry_;
+  std::unique_ptr<ApiClient> api_;
+};
+
+// One noop task per entry of `nodes`, ids "<prefix>-t<first + i>", as a
+// `tasks:` file.
+std::string NoopTaskFile(const std::string& prefix, size_t first,
+                         const std::vector<std::string>& nodes);
+// One noop task on every node labelled bench_run=`label`.
+std::string NoopLabelTaskFile(const std::string& task_id, const std::string& label);
+
+// Marks `r` as not completed, for `return Failed(std::move(r), why);`.
+inline ScenarioResult Failed(ScenarioResult r, std::string why) {
+  r.error = std::move(why);
+  return r;
+}
+
+ScenarioResult RunThroughput(const BenchConfig& config);
+ScenarioResult RunFanout(const BenchConfig& config);
+ScenarioResult RunLatency(const BenchConfig& config, size_t connected_agents);
+ScenarioResult RunIdleFleet(const BenchConfig& config);
+ScenarioResult RunReconnectStorm(const BenchConfig& config);
+ScenarioResult RunRecovery(const BenchConfig& config);
+
+}  // namespace apollo::bench

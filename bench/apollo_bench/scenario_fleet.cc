@@ -1,0 +1,161 @@
+// Scenarios 4 (idle fleet), 5 (reconnect storm) and 6 (WAL backlog recovery).
+#include <thread>
+
+#include "apollo_bench/scenario_env.h"
+
+namespace apollo::bench {
+namespace {
+
+using Steady = std::chrono::steady_clock;
+
+double Seconds(Steady::duration d) { return std::chrono::duration<double>(d).count(); }
+
+struct Backlog {
+  std::string node_id;
+  uint64_t events = 0;  // unacknowledged events in its WAL
+};
+
+}  // namespace
+
+ScenarioResult RunIdleFleet(const BenchConfig& config) {
+  ScenarioResult r;
+  r.scenario = "idle_fleet";
+  auto env = ScenarioEnv::Create(config, "idle");
+  if (!env.ok()) return Failed(std::move(r), env.status().ToString());
+  OrchestratorProcess* p = (*env)->process();
+  if (!p) return Failed(std::move(r), "needs an orchestrator of its own (not --server)");
+  auto rss_before = (*env)->RssMb();
+  auto fleet = (*env)->StartConnectedFleet(config.fleet_agents);
+  if (!fleet.ok()) return Failed(std::move(r), fleet.status().ToString());
+  // Let connection set-up work drain, then watch a quiet fleet heartbeat.
+  std::this_thread::sleep_for(std::chrono::seconds(5));
+  auto cpu0 = ProcessCpuSeconds(p->pid());
+  auto t0 = Steady::now();
+  std::this_thread::sleep_for(std::chrono::seconds(config.idle_seconds));
+  auto cpu1 = ProcessCpuSeconds(p->pid());
+  double wall = Seconds(Steady::now() - t0);
+  auto rss_after = (*env)->RssMb();
+  if (!cpu0 || !cpu1 || !rss_before || !rss_after) {
+    return Failed(std::move(r), "cannot read /proc of the orchestrator");
+  }
+  r.rss_mb = rss_after;
+  r.extra["agents"] = (*fleet)->size();
+  r.extra["seconds"] = wall;
+  r.extra["cpu_pct_of_one_core"] = (*cpu1 - *cpu0) / wall * 100;
+  r.extra["rss_before_mb"] = *rss_before;
+  r.extra["rss_per_agent_kib"] = (*rss_after - *rss_before) * 1024 / static_cast<double>((*fleet)->size());
+  if (auto threads = ProcessThreads(p->pid())) r.extra["orchestrator_threads"] = *threads;
+  if (auto threads = ProcessThreads(getpid())) r.extra["bench_threads"] = *threads;
+  return r;
+}
+
+ScenarioResult RunReconnectStorm(const BenchConfig& config) {
+  ScenarioResult r;
+  r.scenario = "reconnect_storm";
+  auto env = ScenarioEnv::Create(config, "storm");
+  if (!env.ok()) return Failed(std::move(r), env.status().ToString());
+  if (!(*env)->process()) return Failed(std::move(r), "needs an orchestrator of its own");
+  auto fleet = (*env)->StartConnectedFleet(config.fleet_agents);
+  if (!fleet.ok()) return Failed(std::move(r), fleet.status().ToString());
+  uint64_t sessions_before = 0;
+  for (size_t i = 0; i < (*fleet)->size(); ++i) sessions_before += (*fleet)->agent(i).sessions_started();
+
+  auto killed = Steady::now();
+  (*env)->KillOrchestrator();
+  Status s = (*env)->RestartOrchestrator();
+  if (!s.ok()) return Failed(std::move(r), s.ToString());
+  auto listening = Steady::now();
+  auto deadline = listening + config.timeout;
+  size_t center = 0;
+  while (Steady::now() < deadline) {
+    auto n = (*env)->api().ConnectedNodes((*env)->prefix() + "-");
+    if (n.ok()) center = *n;
+    if (center >= config.fleet_agents) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  auto end = Steady::now();
+  uint64_t sessions_after = 0;
+  for (size_t i = 0; i < (*fleet)->size(); ++i) sessions_after += (*fleet)->agent(i).sessions_started();
+  r.rss_mb = (*env)->RssMb();
+  r.extra["agents"] = (*fleet)->size();
+  r.extra["connected"] = center;
+  r.extra["seconds_from_kill"] = Seconds(end - killed);
+  r.extra["seconds_from_listening"] = Seconds(end - listening);
+  r.extra["restart_s"] = Seconds(listening - killed);
+  // Sessions beyond one per agent: agents that connected and were cut again.
+  r.extra["extra_sessions"] = static_cast<int64_t>(sessions_after - sessions_before) -
+                              static_cast<int64_t>(config.fleet_agents);
+  if (center < config.fleet_agents) r.error = "not every agent reconnected within the timeout";
+  return r;
+}
+
+namespace {
+
+// The agent runs `tasks` noop tasks but its live stream carries none of the
+// events (as if the link were cut), so they sit in its WAL; then it stops.
+Result<Backlog> BuildBacklog(ScenarioEnv& env, size_t tasks) {
+  auto fleet = env.StartFleet(1, 4);
+  if (!fleet.ok()) return fleet.status();
+  SimAgent& agent = (*fleet)->agent(0);
+  agent.sink().SetForward(false);
+  if (!(*fleet)->WaitConnected(1, env.config().timeout)) {
+    return Status::DeadlineExceeded("the backlog agent did not connect");
+  }
+  for (size_t first = 0; first < tasks; first += env.config().batch) {
+    std::vector<std::string> nodes(std::min(env.config().batch, tasks - first), agent.node_id());
+    auto sub = env.api().Submit(NoopTaskFile(env.prefix(), first, nodes), "backlog.yaml");
+    if (!sub.ok()) return sub.status();
+  }
+  auto deadline = Steady::now() + env.config().timeout;
+  while (agent.sink().succeeded() < tasks && Steady::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  if (agent.sink().succeeded() < tasks) return Status::DeadlineExceeded("backlog not built in time");
+  // Returning destroys the fleet: the agent stops with its backlog.
+  return Backlog{agent.node_id(), agent.wal().last_seq() - agent.wal().acked_seq()};
+}
+
+}  // namespace
+
+ScenarioResult RunRecovery(const BenchConfig& config) {
+  ScenarioResult r;
+  r.scenario = "recovery";
+  auto env = ScenarioEnv::Create(config, "rec");
+  if (!env.ok()) return Failed(std::move(r), env.status().ToString());
+  const size_t tasks = std::max<size_t>(1, config.backlog_events / 2);  // ACCEPTED + SUCCEEDED each
+  auto built = BuildBacklog(**env, tasks);
+  if (!built.ok()) return Failed(std::move(r), built.status().ToString());
+  const std::string node_id = built->node_id;
+  const uint64_t backlog = built->events;
+
+  // Restart it on the same WAL and time until the center acked everything.
+  auto start = Steady::now();
+  SimAgentOptions o;
+  o.node_id = node_id;
+  o.orchestrator = (*env)->address();
+  o.wal_dir = (*env)->dir() + "/" + node_id;
+  o.labels = {{"role", "bench"}, {"bench_run", (*env)->prefix()}};
+  auto agent = SimAgent::Open(o, (*env)->registry(), (*env)->clock());
+  if (!agent.ok()) return Failed(std::move(r), agent.status().ToString());
+  auto opened = Steady::now();
+  uint64_t target = (*agent)->wal().last_seq();
+  (*agent)->Start();
+  auto deadline = start + config.timeout;
+  while ((*agent)->wal().acked_seq() < target && Steady::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  auto end = Steady::now();
+  if ((*agent)->wal().acked_seq() < target) return Failed(std::move(r), "backlog not acked in time");
+  auto succeeded = (*env)->api().CountTasks("SUCCEEDED", (*env)->prefix() + "-t");
+  r.rss_mb = (*env)->RssMb();
+  r.extra["backlog_events"] = backlog;
+  r.extra["seconds_from_restart"] = Seconds(end - start);
+  r.extra["seconds_from_dial"] = Seconds(end - opened);
+  r.extra["events_per_s"] = static_cast<double>(backlog) / Seconds(end - opened);
+  r.extra["wal_recovery_s"] = Seconds(opened - start);
+  if (succeeded.ok()) r.extra["store_succeeded"] = *succeeded;
+  if (succeeded.ok() && *succeeded != tasks) r.error = "the store misses SUCCEEDED tasks";
+  return r;
+}
+
+}  // namespace apollo::bench

@@ -1,0 +1,64 @@
+#!/usr/bin/env bash
+# make bench-compare: Apollo-11's scenario 1 (throughput) and 3 (latency,
+# one agent) and the two peers of ../shared/peers (Celery 5 + Redis, BullMQ +
+# Redis), back to back on this machine, then the ratios (issue 9).
+#
+# Usage: scripts/bench-compare.sh [BIN_DIR]      (default: <repo>/bin)
+# Env:   TASKS   apollo-bench --tasks (default 50000)
+#        PEERS   folder holding celery/ and bullmq/ (default <repo>/../shared/peers)
+#        N, W, CONCURRENCY, PROBE, INFLIGHT  passed through to the peers' run.sh
+# The peers install their own dependencies on first use (apt redis-server,
+# python3-celery; npm ci for bullmq). Every run is bounded by `timeout`; each
+# starts and stops its own servers. Exit code: non-zero if any run failed.
+set -uo pipefail
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+BIN="${1:-$ROOT/bin}"
+PEERS="${PEERS:-$ROOT/../shared/peers}"
+OUT="$(mktemp -d /tmp/apollo-bench-compare.XXXXXX)"
+trap 'rm -rf "$OUT"' EXIT
+FAILED=0
+
+run() {  # run NAME SECONDS COMMAND...
+  local name=$1 secs=$2; shift 2
+  echo "== $name: $*"
+  if ! timeout "$secs" "$@" 2>&1 | tee "$OUT/$name.txt"; then
+    echo "!! $name failed"
+    FAILED=1
+  fi
+}
+
+date -u +"bench-compare %Y-%m-%dT%H:%M:%SZ on $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg)"
+run apollo 1800 "$BIN/apollo-bench" --scenarios throughput,latency --latency-agents 1 \
+  --tasks "${TASKS:-50000}"
+run celery 600 bash "$PEERS/celery/run.sh"
+run bullmq 600 bash "$PEERS/bullmq/run.sh"
+
+# Figures: apollo from its JSON lines, the peers from their "RESULT" lines.
+json() { grep "\"scenario\":\"$1\"" "$OUT/apollo.txt" | jq -r ".$2 // empty" 2>/dev/null; }
+field() { grep -h "RESULT $2" "$OUT/$1.txt" 2>/dev/null | grep -o "$3=[0-9.]*" | head -n 1 | cut -d= -f2; }
+A_TP=$(json throughput tasks_per_s)
+A_P50=$(json latency_1_agents p50_ms)
+A_P99=$(json latency_1_agents p99_ms)
+C_TP=$(field celery throughput throughput_tasks_per_s)
+C_P50=$(field celery latency p50)
+C_P99=$(field celery latency p99)
+B_TP=$(field bullmq throughput throughput_jobs_per_s)
+B_P50=$(field bullmq latency p50)
+B_P99=$(field bullmq latency p99)
+
+# ratio A B: A/B with two decimals, or "-" when either is missing.
+ratio() { if [ -n "$1" ] && [ -n "$2" ]; then awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "-" }'; else echo "-"; fi; }
+
+echo
+printf '%-28s %12s %12s %12s\n' "" "apollo-11" "celery" "bullmq"
+printf '%-28s %12s %12s %12s\n' "tasks/s (end to end)" "${A_TP:--}" "${C_TP:--}" "${B_TP:--}"
+printf '%-28s %12s %12s %12s\n' "latency p50 ms" "${A_P50:--}" "${C_P50:--}" "${B_P50:--}"
+printf '%-28s %12s %12s %12s\n' "latency p99 ms" "${A_P99:--}" "${C_P99:--}" "${B_P99:--}"
+echo
+echo "throughput apollo/celery: $(ratio "$A_TP" "$C_TP")x (target >= 10)"
+echo "throughput apollo/bullmq: $(ratio "$A_TP" "$B_TP")x (target >= 1.2)"
+echo "latency p50 apollo/celery: $(ratio "$A_P50" "$C_P50")x, apollo/bullmq: $(ratio "$A_P50" "$B_P50")x (lower is better)"
+echo "latency p99 apollo/celery: $(ratio "$A_P99" "$C_P99")x, apollo/bullmq: $(ratio "$A_P99" "$B_P99")x (lower is better)"
+echo "note: apollo-11 fsyncs every task at the agent (WAL) and in the store (SQLite synchronous=FULL);"
+echo "      the peers run Redis with appendfsync everysec (up to ~1 s of acknowledged work lost on a host crash)."
+exit "$FAILED"

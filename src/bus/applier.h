@@ -1,0 +1,120 @@
+#pragma once
+
+// The consumer side shared by every backend: applies one partition batch to
+// the StateStore and decides, per event, committed / retry / dead letter.
+//
+//  - Before the store sees an event, it is checked: ValidateEvent, and that
+//    its (task, node) exists (a per-partition cache of known tasks, filled by
+//    StateStore::GetTask). A poison event never reaches the store, so its
+//    sequence number stays open (see event_bus.h) and a replay can apply it.
+//  - The healthy events go to the store in one ApplyAsync (the store's group
+//    commit merges partitions). A failed commit makes every event a retry;
+//    once an event reached max_deliver the batch is applied one event at a
+//    time so only the culprit is parked.
+//  - Parking (DeadLetterBook) adds the letter once per event_id: an agent
+//    that resends a parked event after a reconnect does not park it twice.
+//
+// Thread-safety: DeadLetterBook is thread-safe. A BatchApplier is used by one
+// consumer thread at a time.
+
+#include <cstdint>
+#include <mutex>
+#include <set>
+#include <string>
+#include <chrono>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+#include "bus/event_bus.h"
+#include "core/event.h"
+#include "store/state_store.h"
+
+namespace apollo::bus {
+
+// The store keeps a letter's event as JSON and validates it on the way back,
+// so a malformed event (bad JSON payload, unknown type, seq 0, ...) cannot be
+// parked as is. Such an event is parked as a valid carrier whose payload is
+// {"apollo_malformed": {the original fields}}; FromLetterEvent restores the
+// original exactly. Valid events are parked unchanged. (Store follow-up:
+// keep letters raw and skip validation when reading them.)
+Event ToLetterEvent(const Event& e);
+Event FromLetterEvent(const Event& e);
+
+class DeadLetterBook {
+ public:
+  DeadLetterBook(store::StateStore& store, AlertSink sink) : store_(store), sink_(std::move(sink)) {}
+  // Loads the event ids already parked (a restart).
+  Status Load();
+  // Parks the event unless already parked. OK when it is parked.
+  Status Park(const Event& e, const std::string& reason, int deliveries);
+  void Forget(const std::string& event_id);
+  uint64_t parked() const;
+
+ private:
+  store::StateStore& store_;
+  AlertSink sink_;
+  mutable std::mutex mu_;
+  std::set<std::string> parked_ids_;  // guarded by mu_
+  uint64_t parked_count_ = 0;         // guarded by mu_: parked by this process
+};
+
+// Which (task, node) rows exist, for the poison check. Shared by the
+// partitions. On a miss it loads the node's newest rows in one query
+// (ListNodeTasks, at most once a second per node), then asks for the one
+// task (GetTask). Rows never disappear, so a positive answer is cached.
+// Thread-safe (one mutex; store reads happen outside it).
+class TaskDirectory {
+ public:
+  explicit TaskDirectory(store::StateStore& store) : store_(store) {}
+  // True if the row exists; store errors as errors.
+  Result<bool> Exists(const std::string& task_id, const std::string& node_id);
+
+ private:
+  bool Known(const std::string& key);
+  void Add(std::vector<std::string> keys);
+  store::StateStore& store_;
+  std::mutex mu_;
+  std::unordered_set<std::string> known_;                         // guarded by mu_
+  std::unordered_map<std::string, std::chrono::steady_clock::time_point> loaded_;  // mu_
+};
+
+struct Delivery {
+  Event event;
+  int deliveries = 1;  // this delivery's number, 1-based
+};
+
+enum class Disposition { kCommitted, kRetry, kDeadLettered };
+
+struct Settled {
+  Disposition disposition = Disposition::kRetry;
+  uint64_t acked_seq = 0;  // kCommitted: node's high-water mark after commit
+  store::Outcome outcome = store::Outcome::kApplied;  // kCommitted: the store's
+  std::string reason;      // kRetry / kDeadLettered: why
+};
+
+class BatchApplier {
+ public:
+  BatchApplier(store::StateStore& store, DeadLetterBook& book, TaskDirectory& tasks,
+               int max_deliver)
+      : store_(store), book_(book), tasks_(tasks), max_deliver_(max_deliver) {}
+
+  // One Settled per delivery, same order.
+  std::vector<Settled> Apply(const std::vector<Delivery>& batch);
+
+ private:
+  // Empty: fine. Otherwise why the event is poison. Store errors -> retry.
+  Result<std::string> Check(const Event& e);
+  Settled Poison(const Delivery& d, const std::string& reason);
+  void ApplyHealthy(const std::vector<Delivery>& batch, const std::vector<size_t>& idx,
+                    std::vector<Settled>& out);
+  void ApplyOneByOne(const std::vector<Delivery>& batch, const std::vector<size_t>& idx,
+                     std::vector<Settled>& out);
+
+  store::StateStore& store_;
+  DeadLetterBook& book_;
+  TaskDirectory& tasks_;
+  const int max_deliver_;
+};
+
+}  // namespace apollo::bus

@@ -1,0 +1,287 @@
+#include "bus/embedded/embedded_bus.h"
+
+#include <algorithm>
+#include <condition_variable>
+#include <deque>
+#include <mutex>
+#include <thread>
+#include <unordered_set>
+
+#include "bus/applier.h"
+#include "bus/dead_letters.h"
+#include "bus/settle_tracker.h"
+
+namespace apollo::bus {
+namespace {
+
+using SteadyTime = std::chrono::steady_clock::time_point;
+
+struct Item {
+  Delivery delivery;
+  TimePoint enqueued_at{};
+  SteadyTime not_before{};
+};
+
+// One partition: a FIFO of events. Its worker applies them in order.
+struct Partition {
+  std::mutex mu;
+  std::deque<Item> queue;                    // guarded by mu
+  std::unordered_set<std::string> inflight;  // event ids queued or applying; mu
+  std::optional<TimePoint> applying_since;   // oldest of the batch applying; mu
+  uint64_t published = 0;                    // guarded by mu
+  uint64_t applied = 0;                      // guarded by mu
+  uint64_t dead = 0;                         // guarded by mu
+};
+
+// A consumer thread serving partitions w, w + kWorkers, ...: each round it
+// takes the ready events of all its partitions and applies them as ONE store
+// batch (order inside each partition kept; a task lives in one partition),
+// so the store sees few large applies instead of one small apply per
+// partition per publish.
+struct Worker {
+  Worker(store::StateStore& store, DeadLetterBook& book, TaskDirectory& tasks, int max_deliver)
+      : applier(store, book, tasks, max_deliver) {}
+  std::mutex mu;
+  std::condition_variable cv;
+  bool signaled = false;  // guarded by mu: a publish arrived
+  BatchApplier applier;   // this worker's thread only
+  std::vector<Partition*> parts;
+  std::thread thread;
+};
+
+constexpr int kMaxWorkers = 4;
+
+class EmbeddedBus final : public EventBus {
+ public:
+  EmbeddedBus(const BusOptions& options, store::StateStore& store, const Clock& clock)
+      : options_(options), store_(store), clock_(clock), book_(store, options.on_alert),
+        tasks_(store), tracker_(clock) {
+    const int n = std::max(1, options_.partitions);
+    for (int p = 0; p < n; ++p) parts_.push_back(std::make_unique<Partition>());
+    for (int w = 0; w < std::min(n, kMaxWorkers); ++w) {
+      workers_.push_back(std::make_unique<Worker>(store, book_, tasks_, options_.max_deliver));
+    }
+    for (int p = 0; p < n; ++p) workers_[p % workers_.size()]->parts.push_back(parts_[p].get());
+  }
+  ~EmbeddedBus() override { Stop(); }
+
+  // EventBus
+  Status Start() override;
+  void Stop() override;
+  std::future<Result<PublishAck>> Publish(std::string node_id, std::vector<Event> events) override;
+  Result<std::vector<PartitionLag>> Lag() override;
+  Status ReplayDeadLetter(int64_t id) override { return ReplayLetter(store_, book_, id); }
+  Result<int> ReplayAllDeadLetters() override { return ReplayAllLetters(store_, book_); }
+  Status DropDeadLetter(int64_t id) override { return DropLetter(store_, book_, id); }
+  std::string Name() const override { return "embedded"; }
+
+ private:
+  void Consume(Worker& w);
+  // Takes up to batch_max ready items off the queue; empty if none ready.
+  std::vector<Item> TakeReady(Partition& p, SteadyTime now);
+  void Signal(size_t partition);
+  void Settle(Partition& p, std::vector<Item>& batch, const std::vector<Settled>& settled);
+
+  const BusOptions options_;
+  store::StateStore& store_;
+  const Clock& clock_;
+  DeadLetterBook book_;
+  TaskDirectory tasks_;
+  SettleTracker tracker_;
+  std::vector<std::unique_ptr<Partition>> parts_;
+  std::vector<std::unique_ptr<Worker>> workers_;
+  std::mutex run_mu_;
+  bool running_ = false;              // guarded by run_mu_
+  std::atomic<bool> stop_{false};
+};
+
+Status EmbeddedBus::Start() {
+  std::lock_guard<std::mutex> lock(run_mu_);
+  if (running_) return Status::Ok();
+  APOLLO_RETURN_IF_ERROR(book_.Load());
+  stop_ = false;
+  if (options_.consume) {
+    for (auto& w : workers_) w->thread = std::thread([this, &w] { Consume(*w); });
+  }
+  running_ = true;
+  return Status::Ok();
+}
+
+void EmbeddedBus::Stop() {
+  {
+    std::lock_guard<std::mutex> lock(run_mu_);
+    if (!running_) return;
+    running_ = false;
+    stop_ = true;
+  }
+  for (auto& w : workers_) {
+    { std::lock_guard<std::mutex> lock(w->mu); }
+    w->cv.notify_all();
+    if (w->thread.joinable()) w->thread.join();
+  }
+  for (auto& p : parts_) {
+    std::lock_guard<std::mutex> lock(p->mu);
+    p->queue.clear();
+    p->inflight.clear();
+  }
+  tracker_.FailAll(Status::Unavailable("event bus stopped"));
+}
+
+std::future<Result<PublishAck>> EmbeddedBus::Publish(std::string node_id,
+                                                     std::vector<Event> events) {
+  auto fail = [](Status s) {
+    std::promise<Result<PublishAck>> p;
+    p.set_value(std::move(s));
+    return p.get_future();
+  };
+  for (const Event& e : events) {
+    if (e.node_id != node_id) return fail(Status::InvalidArgument("event of another node"));
+  }
+  {
+    std::lock_guard<std::mutex> lock(run_mu_);
+    if (!running_) return fail(Status::Unavailable("event bus not running"));
+  }
+  std::vector<uint64_t> seqs;
+  for (const Event& e : events) seqs.push_back(e.sequence_number);
+  auto future = tracker_.Register(node_id, seqs, options_.commit_timeout);
+  TimePoint now = clock_.Now();
+  std::vector<bool> touched(workers_.size());
+  for (Event& e : events) {
+    size_t index = static_cast<size_t>(PartitionOf(e.task_id, static_cast<int>(parts_.size())));
+    Partition& p = *parts_[index];
+    std::lock_guard<std::mutex> lock(p.mu);
+    if (!p.inflight.insert(e.event_id()).second) continue;  // already on its way
+    p.queue.push_back(Item{Delivery{std::move(e), 1}, now, SteadyTime{}});
+    ++p.published;
+    touched[index % workers_.size()] = true;
+  }
+  for (size_t w = 0; w < workers_.size(); ++w) {
+    if (touched[w]) Signal(w);
+  }
+  return future;
+}
+
+void EmbeddedBus::Signal(size_t worker) {
+  Worker& w = *workers_[worker];
+  {
+    std::lock_guard<std::mutex> lock(w.mu);
+    w.signaled = true;
+  }
+  w.cv.notify_one();
+}
+
+std::vector<Item> EmbeddedBus::TakeReady(Partition& p, SteadyTime now) {
+  std::vector<Item> batch;
+  for (auto it = p.queue.begin(); it != p.queue.end() &&
+                                  batch.size() < static_cast<size_t>(options_.batch_max);) {
+    if (it->not_before <= now) {
+      batch.push_back(std::move(*it));
+      it = p.queue.erase(it);
+    } else {
+      ++it;
+    }
+  }
+  return batch;
+}
+
+void EmbeddedBus::Consume(Worker& w) {
+  while (!stop_) {
+    {
+      // The timeout also picks up retries whose delay has passed.
+      std::unique_lock<std::mutex> lock(w.mu);
+      w.cv.wait_for(lock, std::chrono::milliseconds(20), [&] { return stop_ || w.signaled; });
+      if (stop_) return;
+      w.signaled = false;
+    }
+    tracker_.Expire();
+    // Ready events of every partition of this worker, one slice each.
+    std::vector<std::vector<Item>> slices(w.parts.size());
+    std::vector<Delivery> deliveries;
+    SteadyTime now = std::chrono::steady_clock::now();
+    for (size_t i = 0; i < w.parts.size(); ++i) {
+      Partition& p = *w.parts[i];
+      std::lock_guard<std::mutex> lock(p.mu);
+      slices[i] = TakeReady(p, now);
+      if (!slices[i].empty()) p.applying_since = slices[i].front().enqueued_at;
+      for (const Item& it : slices[i]) deliveries.push_back(it.delivery);
+    }
+    if (deliveries.empty()) continue;
+    std::vector<Settled> settled = w.applier.Apply(deliveries);
+    size_t at = 0;
+    for (size_t i = 0; i < w.parts.size(); ++i) {
+      if (slices[i].empty()) continue;
+      std::vector<Settled> mine(settled.begin() + static_cast<std::ptrdiff_t>(at),
+                                settled.begin() + static_cast<std::ptrdiff_t>(at + slices[i].size()));
+      at += slices[i].size();
+      Settle(*w.parts[i], slices[i], mine);
+    }
+    // More may be ready already (a backlog larger than batch_max).
+    std::lock_guard<std::mutex> lock(w.mu);
+    w.signaled = true;
+  }
+}
+
+void EmbeddedBus::Settle(Partition& p, std::vector<Item>& batch,
+                         const std::vector<Settled>& settled) {
+  std::vector<Item> retry;
+  {
+    std::lock_guard<std::mutex> lock(p.mu);
+    for (size_t i = 0; i < batch.size(); ++i) {
+      if (settled[i].disposition == Disposition::kRetry) {
+        Item& it = batch[i];
+        int shift = std::min(it.delivery.deliveries - 1, 10);
+        it.not_before = std::chrono::steady_clock::now() + options_.redeliver_delay * (1 << shift);
+        ++it.delivery.deliveries;
+        retry.push_back(std::move(it));
+        continue;
+      }
+      p.inflight.erase(batch[i].delivery.event.event_id());
+      ++p.applied;
+      if (settled[i].disposition == Disposition::kDeadLettered) ++p.dead;
+    }
+    // Retries go back to the front, in their order: the oldest stay first.
+    for (auto it = retry.rbegin(); it != retry.rend(); ++it) p.queue.push_front(std::move(*it));
+    p.applying_since.reset();
+  }
+  for (size_t i = 0; i < batch.size(); ++i) {
+    if (settled[i].disposition == Disposition::kRetry) continue;
+    const Event& e = batch[i].delivery.event;
+    if (settled[i].disposition == Disposition::kCommitted) {
+      tracker_.Committed(e.node_id, e.sequence_number, settled[i].acked_seq,
+                         settled[i].outcome);
+    } else {
+      tracker_.DeadLettered(e.node_id, e.sequence_number);
+    }
+  }
+}
+
+Result<std::vector<PartitionLag>> EmbeddedBus::Lag() {
+  std::vector<PartitionLag> out;
+  TimePoint now = clock_.Now();
+  for (size_t i = 0; i < parts_.size(); ++i) {
+    Partition& p = *parts_[i];
+    std::lock_guard<std::mutex> lock(p.mu);
+    PartitionLag l;
+    l.partition = static_cast<int>(i);
+    l.published = p.published;
+    l.applied = p.applied;
+    l.pending = p.published - p.applied;
+    l.dead_lettered = p.dead;
+    std::optional<TimePoint> oldest = p.applying_since;
+    for (const Item& it : p.queue) {
+      if (!oldest || it.enqueued_at < *oldest) oldest = it.enqueued_at;
+    }
+    if (oldest) l.oldest_unapplied_age = now - *oldest;
+    out.push_back(l);
+  }
+  return out;
+}
+
+}  // namespace
+
+std::unique_ptr<EventBus> NewEmbeddedBus(const BusOptions& options, store::StateStore& store,
+                                         const Clock& clock) {
+  return std::make_unique<EmbeddedBus>(options, store, clock);
+}
+
+}  // namespace apollo::bus

@@ -1,0 +1,27 @@
+#pragma once
+
+// The embedded bus: in-memory partition queues inside the orchestrator, one
+// consumer thread per partition, group commit through the store.
+//
+// No second copy of the data: the agents' WALs are the persistent queue. An
+// event lives here only between Publish and its commit; the agent keeps it
+// until acknowledged (after the commit), so a crash of the orchestrator loses
+// nothing: the agents resend the unacknowledged tail on reconnect. Writing a
+// log of our own would double every event's fsync for no gain.
+//
+// Thread-safety: thread-safe; each partition and each worker has its own
+// mutex. Up to 4 worker threads each apply several partitions per store op.
+
+#include <memory>
+
+#include "bus/event_bus.h"
+#include "core/clock.h"
+#include "store/state_store.h"
+
+namespace apollo::bus {
+
+// `store` and `clock` must outlive the bus.
+std::unique_ptr<EventBus> NewEmbeddedBus(const BusOptions& options, store::StateStore& store,
+                                         const Clock& clock);
+
+}  // namespace apollo::bus

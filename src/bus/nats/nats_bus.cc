@@ -1,0 +1,296 @@
+#include "bus/nats/nats_bus.h"
+
+#include <atomic>
+#include <mutex>
+#include <vector>
+
+#include "bus/applier.h"
+#include "bus/dead_letters.h"
+#include "bus/nats/nats_consumer.h"
+#include "bus/nats/nats_util.h"
+#include "bus/settle_tracker.h"
+
+namespace apollo::bus {
+namespace {
+
+using namespace apollo::bus::nats;  // NOLINT: this file is the NATS backend
+
+constexpr int64_t kPublishWaitMs = 5000;
+
+// One publisher's JetStream context: async publishes of a batch, then a wait
+// for all their acks. Errors arrive on cnats' thread through ErrHandler.
+struct PubCtx {
+  JsPtr js;
+  std::mutex mu;
+  Status error;  // guarded by mu
+};
+
+void OnPublishError(jsCtx*, jsPubAckErr* pae, void* closure) {
+  auto* c = static_cast<PubCtx*>(closure);
+  std::lock_guard<std::mutex> lock(c->mu);
+  if (c->error.ok()) {
+    c->error = FromNats(pae->Err, std::string("publish: ") + (pae->ErrText ? pae->ErrText : ""),
+                        pae->ErrCode);
+  }
+}
+
+class NatsBus final : public EventBus {
+ public:
+  NatsBus(std::string url, const BusOptions& options, store::StateStore& store, const Clock& clock)
+      : url_(std::move(url)), options_(options), store_(store), clock_(clock),
+        book_(store, options.on_alert), tasks_(store), tracker_(clock),
+        published_(static_cast<size_t>(std::max(1, options.partitions))) {}
+  ~NatsBus() override { Stop(); }
+
+  // EventBus
+  Status Start() override;
+  void Stop() override;
+  std::future<Result<PublishAck>> Publish(std::string node_id, std::vector<Event> events) override;
+  Result<std::vector<PartitionLag>> Lag() override;
+  Status ReplayDeadLetter(int64_t id) override { return ReplayLetter(store_, book_, id); }
+  Result<int> ReplayAllDeadLetters() override { return ReplayAllLetters(store_, book_); }
+  Status DropDeadLetter(int64_t id) override { return DropLetter(store_, book_, id); }
+  std::string Name() const override { return url_; }
+
+ private:
+  Status Connect();
+  Status EnsureStream();
+  Result<std::unique_ptr<PubCtx>> TakeCtx();
+  void GiveCtx(std::unique_ptr<PubCtx> c);
+  Status PublishAll(PubCtx& c, const std::vector<Event>& events);
+  Duration OldestAge(const std::string& subject);
+
+  const std::string url_;
+  const BusOptions options_;
+  store::StateStore& store_;
+  const Clock& clock_;
+  DeadLetterBook book_;
+  TaskDirectory tasks_;
+  SettleTracker tracker_;
+  std::vector<std::atomic<uint64_t>> published_;  // per partition, this process
+
+  std::mutex mu_;
+  bool running_ = false;                       // guarded by mu_
+  ConnPtr conn_;                               // set while running
+  JsPtr js_;                                   // management calls; set while running
+  std::vector<std::unique_ptr<PubCtx>> idle_;  // guarded by mu_
+  std::vector<std::unique_ptr<PartitionConsumer>> consumers_;
+};
+
+Status NatsBus::Connect() {
+  natsOptions* raw = nullptr;
+  APOLLO_RETURN_IF_ERROR(FromNats(natsOptions_Create(&raw), "nats options"));
+  OptsPtr opts(raw);
+  natsOptions_SetURL(raw, url_.c_str());
+  natsOptions_SetTimeout(raw, 2000);
+  natsOptions_SetMaxReconnect(raw, -1);
+  natsOptions_SetReconnectWait(raw, 100);
+  natsOptions_SetPingInterval(raw, 2000);
+  natsConnection* c = nullptr;
+  APOLLO_RETURN_IF_ERROR(FromNats(natsConnection_Connect(&c, raw), "connect to " + url_));
+  conn_.reset(c);
+  jsCtx* js = nullptr;
+  APOLLO_RETURN_IF_ERROR(FromNats(natsConnection_JetStream(&js, c, nullptr), "jetstream"));
+  js_.reset(js);
+  return Status::Ok();
+}
+
+Status NatsBus::EnsureStream() {
+  std::string subjects = options_.subject_prefix + ".*";
+  const char* subj[] = {subjects.c_str()};
+  jsStreamConfig cfg;
+  jsStreamConfig_Init(&cfg);
+  cfg.Name = options_.stream.c_str();
+  cfg.Subjects = subj;
+  cfg.SubjectsLen = 1;
+  cfg.Storage = js_FileStorage;
+  cfg.Retention = js_WorkQueuePolicy;  // acked (= committed) events leave
+  cfg.Duplicates = 120LL * 1000 * 1000 * 1000;
+  cfg.AllowDirect = true;  // lag: oldest message of a partition
+  jsStreamInfo* si = nullptr;
+  jsErrCode jerr = static_cast<jsErrCode>(0);
+  natsStatus s = js_AddStream(&si, js_.get(), &cfg, nullptr, &jerr);
+  if (si) jsStreamInfo_Destroy(si);
+  if (s == NATS_OK || jerr == JSStreamNameExistErr) return Status::Ok();
+  return FromNats(s, "create stream " + options_.stream, jerr);
+}
+
+Status NatsBus::Start() {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (running_) return Status::Ok();
+  APOLLO_RETURN_IF_ERROR(Connect());
+  APOLLO_RETURN_IF_ERROR(EnsureStream());
+  APOLLO_RETURN_IF_ERROR(book_.Load());
+  if (options_.consume) {
+    for (int p = 0; p < static_cast<int>(published_.size()); ++p) {
+      consumers_.push_back(std::make_unique<PartitionConsumer>(p, options_, conn_.get(), store_,
+                                                               book_, tasks_, tracker_));
+      consumers_.back()->Start();
+    }
+  }
+  running_ = true;
+  return Status::Ok();
+}
+
+void NatsBus::Stop() {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!running_) return;
+  running_ = false;
+  consumers_.clear();  // each joins its thread
+  tracker_.FailAll(Status::Unavailable("event bus stopped"));
+  idle_.clear();
+  js_.reset();
+  if (conn_) natsConnection_Close(conn_.get());
+  conn_.reset();
+}
+
+Result<std::unique_ptr<PubCtx>> NatsBus::TakeCtx() {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!running_) return Status::Unavailable("event bus not running");
+  if (natsConnection_Status(conn_.get()) != NATS_CONN_STATUS_CONNECTED) {
+    return Status::Unavailable("event bus " + url_ + " disconnected (retry)");
+  }
+  if (!idle_.empty()) {
+    auto c = std::move(idle_.back());
+    idle_.pop_back();
+    return c;
+  }
+  auto c = std::make_unique<PubCtx>();
+  jsOptions jo;
+  jsOptions_Init(&jo);
+  jo.Wait = kPublishWaitMs;
+  jo.PublishAsync.ErrHandler = OnPublishError;
+  jo.PublishAsync.ErrHandlerClosure = c.get();
+  jsCtx* js = nullptr;
+  APOLLO_RETURN_IF_ERROR(FromNats(natsConnection_JetStream(&js, conn_.get(), &jo), "jetstream"));
+  c->js.reset(js);
+  return c;
+}
+
+void NatsBus::GiveCtx(std::unique_ptr<PubCtx> c) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (running_) idle_.push_back(std::move(c));
+}
+
+Status NatsBus::PublishAll(PubCtx& c, const std::vector<Event>& events) {
+  const std::string now_us = std::to_string(ToUnixMicros(clock_.Now()));
+  const int parts = static_cast<int>(published_.size());
+  for (const Event& e : events) {
+    int p = PartitionOf(e.task_id, parts);
+    std::string subject = options_.subject_prefix + "." + std::to_string(p);
+    std::string data = EncodeRaw(e);
+    std::string id = e.event_id();
+    natsMsg* m = nullptr;
+    APOLLO_RETURN_IF_ERROR(FromNats(
+        natsMsg_Create(&m, subject.c_str(), nullptr, data.data(), static_cast<int>(data.size())),
+        "message"));
+    natsMsgHeader_Set(m, kPublishedAtHeader, now_us.c_str());
+    jsPubOptions po;
+    jsPubOptions_Init(&po);
+    po.MsgId = id.c_str();
+    natsStatus s = js_PublishMsgAsync(c.js.get(), &m, &po);  // takes m on success
+    if (m) natsMsg_Destroy(m);
+    APOLLO_RETURN_IF_ERROR(FromNats(s, "publish " + id));
+    published_[static_cast<size_t>(p)].fetch_add(1, std::memory_order_relaxed);
+  }
+  jsPubOptions wait;
+  jsPubOptions_Init(&wait);
+  wait.MaxWait = kPublishWaitMs;
+  APOLLO_RETURN_IF_ERROR(FromNats(js_PublishAsyncComplete(c.js.get(), &wait), "publish acks"));
+  std::lock_guard<std::mutex> lock(c.mu);
+  return c.error;
+}
+
+std::future<Result<PublishAck>> NatsBus::Publish(std::string node_id, std::vector<Event> events) {
+  auto fail = [](Status s) {
+    std::promise<Result<PublishAck>> p;
+    p.set_value(std::move(s));
+    return p.get_future();
+  };
+  std::vector<uint64_t> seqs;
+  for (const Event& e : events) {
+    if (e.node_id != node_id) return fail(Status::InvalidArgument("event of another node"));
+    seqs.push_back(e.sequence_number);
+  }
+  Result<std::unique_ptr<PubCtx>> ctx = TakeCtx();
+  if (!ctx.ok()) return fail(ctx.status());
+  // Registered before publishing: a commit can come back before we return.
+  auto future = tracker_.Register(node_id, seqs, options_.commit_timeout);
+  Status s = PublishAll(**ctx, events);
+  if (!s.ok()) {
+    // The context may hold unacknowledged messages: do not reuse it. The
+    // registered waiter expires unheard; the caller retries.
+    if (s.code() != StatusCode::kUnavailable || natsConnection_Status(conn_.get()) ==
+                                                    NATS_CONN_STATUS_CONNECTED) {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (running_) (void)EnsureStream();  // the stream may have been deleted
+    }
+    return fail(s.code() == StatusCode::kUnavailable ? s : Status::Unavailable(s.message()));
+  }
+  GiveCtx(std::move(*ctx));
+  // Republished events that JetStream dropped as duplicates of events already
+  // committed will not be delivered again: the store's mark settles them.
+  Result<uint64_t> hwm = store_.HighestStoredSeq(node_id);
+  if (hwm.ok()) {
+    tracker_.CommittedUpTo(node_id, *hwm);
+    tracker_.SettleRemembered(node_id, *hwm);
+  }
+  return future;
+}
+
+Duration NatsBus::OldestAge(const std::string& subject) {
+  jsDirectGetMsgOptions dg;
+  jsDirectGetMsgOptions_Init(&dg);
+  dg.Sequence = 1;
+  dg.NextBySubject = subject.c_str();
+  natsMsg* m = nullptr;
+  if (js_DirectGetMsg(&m, js_.get(), options_.stream.c_str(), nullptr, &dg) != NATS_OK) {
+    return Duration(0);
+  }
+  MsgPtr owner(m);
+  const char* at = nullptr;
+  if (natsMsgHeader_Get(m, kPublishedAtHeader, &at) != NATS_OK || !at) return Duration(0);
+  Duration age = clock_.Now() - FromUnixMicros(std::strtoll(at, nullptr, 10));
+  return age.count() > 0 ? age : Duration(0);
+}
+
+Result<std::vector<PartitionLag>> NatsBus::Lag() {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!running_) return Status::Unavailable("event bus not running");
+  std::vector<PartitionLag> out;
+  for (int p = 0; p < static_cast<int>(published_.size()); ++p) {
+    PartitionLag l;
+    l.partition = p;
+    l.published = published_[static_cast<size_t>(p)].load();
+    if (p < static_cast<int>(consumers_.size())) {
+      ConsumerStats st = consumers_[static_cast<size_t>(p)]->Stats();
+      l.applied = st.applied;
+      l.dead_lettered = st.dead;
+    }
+    std::string durable = "apollo-p" + std::to_string(p);
+    jsConsumerInfo* ci = nullptr;
+    jsErrCode jerr = static_cast<jsErrCode>(0);
+    natsStatus s = js_GetConsumerInfo(&ci, js_.get(), options_.stream.c_str(), durable.c_str(),
+                                      nullptr, &jerr);
+    if (s == NATS_OK && ci) {
+      l.pending = ci->NumPending + static_cast<uint64_t>(ci->NumAckPending);
+      jsConsumerInfo_Destroy(ci);
+    } else if (jerr != JSConsumerNotFoundErr) {
+      return FromNats(s, "consumer info " + durable, jerr);
+    } else {
+      l.pending = l.published > l.applied ? l.published - l.applied : 0;
+    }
+    if (l.pending > 0) l.oldest_unapplied_age = OldestAge(options_.subject_prefix + "." + std::to_string(p));
+    out.push_back(l);
+  }
+  return out;
+}
+
+}  // namespace
+
+std::unique_ptr<EventBus> NewNatsBus(std::string url, const BusOptions& options,
+                                     store::StateStore& store, const Clock& clock) {
+  return std::make_unique<NatsBus>(std::move(url), options, store, clock);
+}
+
+}  // namespace apollo::bus

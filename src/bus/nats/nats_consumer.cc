@@ -1,0 +1,166 @@
+#include "bus/nats/nats_consumer.h"
+
+#include <algorithm>
+
+namespace apollo::bus::nats {
+namespace {
+constexpr int64_t kFetchWaitMs = 100;
+constexpr int64_t kNanosPerMicro = 1000;
+}  // namespace
+
+PartitionConsumer::PartitionConsumer(int partition, const BusOptions& options,
+                                     natsConnection* conn, store::StateStore& store,
+                                     DeadLetterBook& book, TaskDirectory& tasks,
+                                     SettleTracker& tracker)
+    : partition_(partition), options_(options), conn_(conn), store_(store), book_(book),
+      tracker_(tracker), applier_(store, book, tasks, options.max_deliver),
+      durable_("apollo-p" + std::to_string(partition)),
+      subject_(options.subject_prefix + "." + std::to_string(partition)) {}
+
+void PartitionConsumer::Start() {
+  stop_ = false;
+  thread_ = std::thread([this] { Run(); });
+}
+
+void PartitionConsumer::Stop() {
+  stop_ = true;
+  if (thread_.joinable()) thread_.join();
+  sub_.reset();
+  js_.reset();
+}
+
+ConsumerStats PartitionConsumer::Stats() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return stats_;
+}
+
+Status PartitionConsumer::Subscribe() {
+  sub_.reset();
+  if (!js_) {
+    jsCtx* js = nullptr;
+    APOLLO_RETURN_IF_ERROR(FromNats(natsConnection_JetStream(&js, conn_, nullptr), "jetstream"));
+    js_.reset(js);
+  }
+  jsSubOptions so;
+  jsSubOptions_Init(&so);
+  so.Stream = options_.stream.c_str();
+  so.Config.Durable = durable_.c_str();
+  so.Config.AckPolicy = js_AckExplicit;
+  so.Config.AckWait = options_.ack_wait.count() * kNanosPerMicro;
+  so.Config.MaxDeliver = -1;  // we count deliveries ourselves (see nats_bus.h)
+  so.Config.MaxAckPending = std::max(1000, options_.batch_max * 4);
+  so.Config.FilterSubject = subject_.c_str();
+  natsSubscription* sub = nullptr;
+  jsErrCode jerr = static_cast<jsErrCode>(0);
+  natsStatus s = js_PullSubscribe(&sub, js_.get(), subject_.c_str(), durable_.c_str(), nullptr,
+                                  &so, &jerr);
+  if (s != NATS_OK) return FromNats(s, "pull subscribe " + durable_, jerr);
+  sub_.reset(sub);
+  WaitForOrphans();
+  return Status::Ok();
+}
+
+// Events delivered to a consumer that died unacknowledged are redelivered
+// only after ack_wait, and the server serves redeliveries before new
+// messages. Fetching before then would let a task's newer event (published
+// again by the agent after the crash) overtake its older one: wait it out.
+void PartitionConsumer::WaitForOrphans() {
+  jsConsumerInfo* ci = nullptr;
+  if (js_GetConsumerInfo(&ci, js_.get(), options_.stream.c_str(), durable_.c_str(), nullptr,
+                         nullptr) != NATS_OK || !ci) {
+    return;
+  }
+  bool orphans = ci->NumAckPending > 0;
+  jsConsumerInfo_Destroy(ci);
+  if (!orphans) return;
+  auto until = std::chrono::steady_clock::now() + options_.ack_wait +
+               std::chrono::milliseconds(200);
+  while (!stop_ && std::chrono::steady_clock::now() < until) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+}
+
+void PartitionConsumer::Run() {
+  int errors = 0;
+  while (!stop_) {
+    tracker_.Expire();
+    if (!sub_ && !Subscribe().ok()) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      continue;
+    }
+    natsMsgList list{};
+    natsStatus s = natsSubscription_Fetch(&list, sub_.get(), options_.batch_max, kFetchWaitMs,
+                                          nullptr);
+    if (s == NATS_OK) {
+      errors = 0;
+      Handle(list);
+      natsMsgList_Destroy(&list);
+      continue;
+    }
+    natsMsgList_Destroy(&list);
+    if (s == NATS_TIMEOUT) continue;
+    // Disconnected or the consumer is gone (server restarted without its
+    // data): back off, and re-create the subscription after a while.
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    if (++errors >= 20) {
+      errors = 0;
+      sub_.reset();
+    }
+  }
+}
+
+void PartitionConsumer::Handle(natsMsgList& list) {
+  std::vector<Delivery> batch;
+  std::vector<natsMsg*> msgs;
+  for (int i = 0; i < list.Count; ++i) {
+    natsMsg* m = list.Msgs[i];
+    jsMsgMetaData* meta = nullptr;
+    int delivered = 1;
+    if (natsMsg_GetMetaData(&meta, m) == NATS_OK) {
+      delivered = static_cast<int>(meta->NumDelivered);
+      jsMsgMetaData_Destroy(meta);
+    }
+    Result<Event> e = DecodeRaw(std::string_view(natsMsg_GetData(m), natsMsg_GetDataLength(m)));
+    if (!e.ok()) {
+      // Not one of ours: nothing to apply and nobody to tell. Terminate it.
+      natsMsg_Term(m, nullptr);
+      continue;
+    }
+    batch.push_back(Delivery{std::move(*e), delivered});
+    msgs.push_back(m);
+  }
+  if (batch.empty()) return;
+  std::vector<Settled> settled = applier_.Apply(batch);
+  ConsumerStats delta;
+  for (size_t i = 0; i < batch.size(); ++i) {
+    if (settled[i].disposition == Disposition::kRetry) {
+      int shift = std::min(batch[i].deliveries - 1, 10);
+      int64_t delay_ns = options_.redeliver_delay.count() * kNanosPerMicro * (1LL << shift);
+      natsMsg_NakWithDelay(msgs[i], delay_ns / 1'000'000, nullptr);  // ms
+      continue;
+    }
+    // Committed or parked: acknowledge. A lost ack means a redelivery, which
+    // the store dedups (or the book recognises as parked).
+    natsMsg_Ack(msgs[i], nullptr);
+    ++delta.applied;
+    if (settled[i].disposition == Disposition::kDeadLettered) ++delta.dead;
+  }
+  {
+    // Counted before the publishers hear of it, so Lag() after a completed
+    // Publish includes it.
+    std::lock_guard<std::mutex> lock(mu_);
+    stats_.applied += delta.applied;
+    stats_.dead += delta.dead;
+  }
+  for (size_t i = 0; i < batch.size(); ++i) {
+    const Event& e = batch[i].event;
+    if (settled[i].disposition == Disposition::kCommitted) {
+      tracker_.Committed(e.node_id, e.sequence_number, settled[i].acked_seq,
+                         settled[i].outcome);
+    } else if (settled[i].disposition == Disposition::kDeadLettered) {
+      tracker_.DeadLettered(e.node_id, e.sequence_number);
+    }
+  }
+}
+
+}  // namespace apollo::bus::nats

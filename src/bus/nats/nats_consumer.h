@@ -1,0 +1,62 @@
+#pragma once
+
+// One partition's durable pull consumer: fetch -> BatchApplier -> ack / nak
+// with delay -> tell the SettleTracker. Runs its own thread.
+//
+// Thread-safety: Start/Stop from one thread; Stats() from any.
+
+#include <atomic>
+#include <mutex>
+#include <string>
+#include <thread>
+
+#include "bus/applier.h"
+#include "bus/event_bus.h"
+#include "bus/nats/nats_util.h"
+#include "bus/settle_tracker.h"
+
+namespace apollo::bus::nats {
+
+struct ConsumerStats {
+  uint64_t applied = 0;  // committed or dead-lettered by this consumer
+  uint64_t dead = 0;
+};
+
+class PartitionConsumer {
+ public:
+  // `conn`, `store`, `book`, `tracker` must outlive the consumer.
+  PartitionConsumer(int partition, const BusOptions& options, natsConnection* conn,
+                    store::StateStore& store, DeadLetterBook& book, TaskDirectory& tasks,
+                    SettleTracker& tracker);
+  ~PartitionConsumer() { Stop(); }
+
+  void Start();
+  void Stop();
+  ConsumerStats Stats() const;
+  std::string durable() const { return durable_; }
+  std::string subject() const { return subject_; }
+
+ private:
+  void Run();
+  Status Subscribe();
+  void WaitForOrphans();
+  void Handle(natsMsgList& list);
+
+  const int partition_;
+  const BusOptions& options_;
+  natsConnection* conn_;
+  store::StateStore& store_;
+  DeadLetterBook& book_;
+  SettleTracker& tracker_;
+  BatchApplier applier_;  // consumer thread only
+  const std::string durable_;
+  const std::string subject_;
+  JsPtr js_;    // consumer thread only
+  SubPtr sub_;  // consumer thread only
+  std::atomic<bool> stop_{false};
+  std::thread thread_;
+  mutable std::mutex mu_;
+  ConsumerStats stats_;  // guarded by mu_
+};
+
+}  // namespace apollo::bus::nats

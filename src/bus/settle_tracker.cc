@@ -1,0 +1,182 @@
+#include "bus/settle_tracker.h"
+
+#include <algorithm>
+
+namespace apollo::bus {
+
+std::future<Result<PublishAck>> SettleTracker::Register(const std::string& node,
+                                                        const std::vector<uint64_t>& seqs,
+                                                        Duration timeout) {
+  auto w = std::make_shared<Waiter>();
+  std::future<Result<PublishAck>> f = w->promise.get_future();
+  if (seqs.empty()) {
+    w->promise.set_value(PublishAck{});
+    return f;
+  }
+  w->remaining = seqs.size();
+  w->ack.outcomes.assign(seqs.size(), std::nullopt);
+  for (size_t i = 0; i < seqs.size(); ++i) w->index.emplace(seqs[i], i);
+  w->deadline = clock_.Now() + timeout;
+  std::lock_guard<std::mutex> lock(mu_);
+  auto& m = by_node_[node];
+  for (uint64_t s : seqs) m.emplace(s, w);
+  by_deadline_.emplace(w->deadline, w);
+  return f;
+}
+
+void SettleTracker::SettleLocked(const std::string& node, uint64_t seq, bool committed,
+                                 uint64_t acked, std::optional<store::Outcome> outcome,
+                                 std::vector<WaiterPtr>& finished) {
+  auto n = by_node_.find(node);
+  if (n == by_node_.end()) return;
+  auto [lo, hi] = n->second.equal_range(seq);
+  for (auto it = lo; it != hi; ++it) {
+    Waiter& w = *it->second;
+    if (w.done) continue;
+    auto [ilo, ihi] = w.index.equal_range(seq);
+    for (auto i = ilo; i != ihi; ++i) w.ack.outcomes[i->second] = outcome;
+    if (committed) {
+      ++w.ack.committed;
+      w.ack.acked_seq = std::max(w.ack.acked_seq, acked);
+    } else {
+      ++w.ack.dead_lettered;
+    }
+    if (--w.remaining == 0) {
+      w.done = true;
+      finished.push_back(it->second);
+    }
+  }
+  n->second.erase(lo, hi);
+  if (n->second.empty()) by_node_.erase(n);
+}
+
+void SettleTracker::Finish(std::vector<WaiterPtr>& finished) {
+  for (WaiterPtr& w : finished) w->promise.set_value(w->ack);
+}
+
+namespace {
+constexpr size_t kRememberMax = 100'000;  // per node
+}  // namespace
+
+void SettleTracker::Remember(const std::string& node, uint64_t seq, bool committed) {
+  auto& m = remembered_[node];
+  m[seq] = committed;
+  if (m.size() > kRememberMax) m.erase(m.begin());
+}
+
+void SettleTracker::SettleRemembered(const std::string& node, uint64_t hwm) {
+  std::vector<WaiterPtr> finished;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto r = remembered_.find(node);
+    auto n = by_node_.find(node);
+    if (r == remembered_.end() || n == by_node_.end()) return;
+    std::vector<std::pair<uint64_t, bool>> hits;
+    for (auto& [seq, w] : n->second) {
+      auto it = r->second.find(seq);
+      if (it != r->second.end() && (hits.empty() || hits.back().first != seq)) {
+        hits.emplace_back(seq, it->second);
+      }
+    }
+    for (auto [seq, committed] : hits) {
+      std::optional<store::Outcome> o;
+      if (committed) o = store::Outcome::kDuplicate;
+      SettleLocked(node, seq, committed, hwm, o, finished);
+    }
+  }
+  Finish(finished);
+}
+
+void SettleTracker::Committed(const std::string& node, uint64_t seq, uint64_t acked_seq,
+                              store::Outcome outcome) {
+  std::vector<WaiterPtr> finished;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (seq > acked_seq) Remember(node, seq, true);
+    SettleLocked(node, seq, true, acked_seq, outcome, finished);
+    // Everything at or below the mark is stored, whoever committed it (e.g.
+    // a consumer that died after its commit, before its ack).
+    SettleUpToLocked(node, acked_seq, finished);
+  }
+  Finish(finished);
+}
+
+void SettleTracker::DeadLettered(const std::string& node, uint64_t seq) {
+  std::vector<WaiterPtr> finished;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    Remember(node, seq, false);
+    SettleLocked(node, seq, false, 0, std::nullopt, finished);
+  }
+  Finish(finished);
+}
+
+void SettleTracker::SettleUpToLocked(const std::string& node, uint64_t hwm,
+                                     std::vector<WaiterPtr>& finished) {
+  if (auto r = remembered_.find(node); r != remembered_.end()) {
+    r->second.erase(r->second.begin(), r->second.upper_bound(hwm));
+    if (r->second.empty()) remembered_.erase(r);
+  }
+  auto n = by_node_.find(node);
+  if (n == by_node_.end()) return;
+  std::vector<uint64_t> seqs;
+  for (auto it = n->second.begin(); it != n->second.end() && it->first <= hwm; ++it) {
+    if (seqs.empty() || seqs.back() != it->first) seqs.push_back(it->first);
+  }
+  for (uint64_t s : seqs) SettleLocked(node, s, true, hwm, store::Outcome::kDuplicate, finished);
+}
+
+void SettleTracker::CommittedUpTo(const std::string& node, uint64_t hwm) {
+  std::vector<WaiterPtr> finished;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    SettleUpToLocked(node, hwm, finished);
+  }
+  Finish(finished);
+}
+
+void SettleTracker::Expire() {
+  std::vector<WaiterPtr> expired;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    TimePoint now = clock_.Now();
+    while (!by_deadline_.empty() && by_deadline_.begin()->first <= now) {
+      WaiterPtr w = by_deadline_.begin()->second;
+      by_deadline_.erase(by_deadline_.begin());
+      if (!w->done) {
+        w->done = true;
+        expired.push_back(w);
+      }
+    }
+    // Finished waiters stay in by_deadline_ until their deadline: cheap.
+  }
+  for (WaiterPtr& w : expired) {
+    w->promise.set_value(Status::DeadlineExceeded(
+        "events held by the bus but not committed in time; the agent resends them"));
+  }
+}
+
+void SettleTracker::FailAll(const Status& status) {
+  std::vector<WaiterPtr> all;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (auto& [d, w] : by_deadline_) {
+      if (!w->done) {
+        w->done = true;
+        all.push_back(w);
+      }
+    }
+    by_deadline_.clear();
+    by_node_.clear();
+  }
+  for (WaiterPtr& w : all) w->promise.set_value(status);
+}
+
+size_t SettleTracker::waiting() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  size_t n = 0;
+  for (auto& [d, w] : by_deadline_) n += w->done ? 0 : 1;
+  return n;
+}
+
+}  // namespace apollo::bus

@@ -1,0 +1,76 @@
+#pragma once
+
+// SettleTracker: the publishers' side of "acknowledge only after commit".
+// Publish registers a waiter for its events; consumers report each event as
+// committed (with the node's high-water mark) or dead-lettered; the waiter's
+// future completes when all of its events are settled, when it times out
+// (kDeadlineExceeded) or when the bus stops (kUnavailable).
+//
+// Thread-safety: thread-safe (one mutex). Futures are completed outside it.
+
+#include <cstdint>
+#include <future>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "bus/event_bus.h"
+#include "core/clock.h"
+
+namespace apollo::bus {
+
+class SettleTracker {
+ public:
+  explicit SettleTracker(const Clock& clock) : clock_(clock) {}
+
+  // Registers a waiter for `seqs` of `node`. An empty batch completes at once.
+  std::future<Result<PublishAck>> Register(const std::string& node,
+                                           const std::vector<uint64_t>& seqs,
+                                           Duration timeout);
+  // One event of `node` was committed (`acked_seq`: the node's high-water
+  // mark after that commit) or parked as a dead letter.
+  void Committed(const std::string& node, uint64_t seq, uint64_t acked_seq,
+                 store::Outcome outcome = store::Outcome::kApplied);
+  void DeadLettered(const std::string& node, uint64_t seq);
+  // Every waited-for event of `node` with seq <= hwm is committed (the store
+  // says so): used for republished events the bus did not deliver again.
+  void CommittedUpTo(const std::string& node, uint64_t hwm);
+  // Settles waited-for events of `node` that this tracker saw settled above
+  // the node's high-water mark (parked, or committed above a gap): JetStream
+  // drops a republished copy as a duplicate and will not deliver it again.
+  void SettleRemembered(const std::string& node, uint64_t hwm);
+  // Completes waiters past their deadline with kDeadlineExceeded.
+  void Expire();
+  // Completes every waiter with `status` (the bus stopped).
+  void FailAll(const Status& status);
+  size_t waiting() const;
+
+ private:
+  struct Waiter {
+    std::promise<Result<PublishAck>> promise;
+    PublishAck ack;
+    std::multimap<uint64_t, size_t> index;  // seq -> position in the batch
+    size_t remaining = 0;
+    TimePoint deadline{};
+    bool done = false;
+  };
+  using WaiterPtr = std::shared_ptr<Waiter>;
+  void SettleLocked(const std::string& node, uint64_t seq, bool committed, uint64_t acked,
+                    std::optional<store::Outcome> outcome, std::vector<WaiterPtr>& finished);
+  void SettleUpToLocked(const std::string& node, uint64_t hwm, std::vector<WaiterPtr>& finished);
+  static void Finish(std::vector<WaiterPtr>& finished);
+
+  const Clock& clock_;
+  mutable std::mutex mu_;
+  // node -> seq -> waiters for it. guarded by mu_
+  std::map<std::string, std::multimap<uint64_t, WaiterPtr>> by_node_;
+  std::multimap<TimePoint, WaiterPtr> by_deadline_;  // guarded by mu_
+  // node -> seq settled above the node's mark -> committed? guarded by mu_.
+  // Small: only events around a gap (a parked event) land here.
+  std::map<std::string, std::map<uint64_t, bool>> remembered_;
+  void Remember(const std::string& node, uint64_t seq, bool committed);
+};
+
+}  // namespace apollo::bus
