@@ -12,7 +12,7 @@ PACKAGES=(
   libyaml-cpp-dev libgrpc++-dev libprotobuf-dev protobuf-compiler
   protobuf-compiler-grpc libsqlite3-dev sqlite3 libpqxx-dev libpq-dev
   libnats-dev nlohmann-json3-dev libspdlog-dev libfmt-dev libcli11-dev
-  libssl-dev libgtest-dev libgmock-dev libbenchmark-dev
+  libssl-dev libcurl4-openssl-dev libgtest-dev libgmock-dev libbenchmark-dev
   # servers the tests start themselves
   postgresql nats-server
   # process and network tooling used by tests

@@ -142,6 +142,7 @@ grpc::Status ApiService::CancelTask(grpc::ServerContext*, const apollo::v1::Canc
       }
     }
   }
+  orchestrator_.TaskMayHaveSettled(req->task_id());
   orchestrator_.Kick();
   return LoadTask(req->task_id(), resp);
 }

@@ -80,7 +80,12 @@ std::shared_ptr<const TaskSpec> Orchestrator::Spec(const std::string& task_id) {
 
 bool Orchestrator::Apply(const store::TransitionRequest& request) {
   auto r = store_.Transition(std::span<const store::TransitionRequest>(&request, 1));
-  return r.ok() && !r->empty() && (*r)[0].outcome == store::Outcome::kApplied;
+  bool applied = r.ok() && !r->empty() && (*r)[0].outcome == store::Outcome::kApplied;
+  if (applied && request.to &&
+      (IsFinal(*request.to) || IsFinalUnlessRetried(*request.to))) {
+    TaskMayHaveSettled(request.task_id);
+  }
+  return applied;
 }
 
 void Orchestrator::Block(const store::DueItem& item, const std::string& reason) {

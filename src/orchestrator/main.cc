@@ -7,6 +7,7 @@
 #include <thread>
 
 #include <CLI/CLI.hpp>
+#include <curl/curl.h>
 #include <grpcpp/grpcpp.h>
 
 #include "bus/open_bus.h"
@@ -65,6 +66,12 @@ int Run(const OrchestratorConfig& config) {
     return 1;
   }
   apollo::orchestrator::Orchestrator brain(ToOptions(config), **store, clock);
+  apollo::orchestrator::CurlPoster poster;
+  apollo::orchestrator::CallbackOptions callback_options;
+  callback_options.timeout = config.callbacks.timeout;
+  callback_options.max_attempts = config.callbacks.max_attempts;
+  apollo::orchestrator::CallbackNotifier callbacks(callback_options, **store, poster, clock);
+  brain.SetCallbackNotifier(&callbacks);
   // The event bus (config `bus`): agent events reach the store through it.
   apollo::bus::BusOptions bus_options;
   bus_options.partitions = config.bus_options.partitions;
@@ -99,6 +106,7 @@ int Run(const OrchestratorConfig& config) {
     return 1;
   }
   brain.Start();
+  callbacks.Start();
   std::cerr << "orchestrator " << apollo::kVersion << ": listening on " << config.listen.host
             << ":" << port << ", store " << config.store << ", bus " << config.bus << "\n";
 
@@ -113,6 +121,7 @@ int Run(const OrchestratorConfig& config) {
             << ", shutting down (in-flight commits finish; agents will reconnect)\n";
   server->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(5));
   brain.Stop();
+  callbacks.Stop();
   (*bus)->Stop();
   return 0;
 }
@@ -120,6 +129,7 @@ int Run(const OrchestratorConfig& config) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  curl_global_init(CURL_GLOBAL_DEFAULT);  // once, before any thread (libcurl's rule)
   // Block the stop signals before any thread starts, so only sigwait sees them.
   sigset_t set;
   sigemptyset(&set);

@@ -252,10 +252,12 @@ void Orchestrator::RecordOutcomes(const PendingApply& p, const store::ApplyResul
   for (size_t i = 0; i < p.events.size() && i < r.outcomes.size(); ++i) {
     const auto& [task_id, type] = p.events[i];
     if (r.outcomes[i].outcome != store::Outcome::kApplied) continue;
+    if (type == EventType::kCancelled) TaskMayHaveSettled(task_id);
     if (type != EventType::kSucceeded && type != EventType::kFailed &&
         type != EventType::kTimeout) {
       continue;
     }
+    TaskMayHaveSettled(task_id);
     auto spec = Spec(task_id);
     if (!spec) continue;
     if (breakers_.Record(spec->intent, type == EventType::kSucceeded, clock_.Now())) {

@@ -27,6 +27,7 @@
 #include "core/retry_policy.h"
 #include "core/task_id.h"
 #include "orchestrator/agent_session.h"
+#include "orchestrator/callback_notifier.h"
 #include "orchestrator/overload.h"
 #include "orchestrator/reconciler.h"
 #include "store/state_store.h"
@@ -80,6 +81,12 @@ class Orchestrator final : public SessionHost {
 
   // Wakes the dispatch loop now (a submission, a new session, a commit).
   void Kick();
+
+  // Where settled tasks are reported for their callback_url (may be null).
+  void SetCallbackNotifier(CallbackNotifier* notifier) { callbacks_ = notifier; }
+  void TaskMayHaveSettled(const std::string& task_id) {
+    if (callbacks_ != nullptr) callbacks_->TaskMayHaveSettled(task_id);
+  }
 
   // Sends Cancel for (task, node) to the node if it is connected.
   void SendCancel(const std::string& task_id, const std::string& node_id, uint32_t attempt,
@@ -169,6 +176,7 @@ class Orchestrator final : public SessionHost {
   bus::EventBus* bus_ = nullptr;  // optional (SetEventBus); set before Start
   const Clock& clock_;
   TaskIdGenerator ids_;
+  CallbackNotifier* callbacks_ = nullptr;  // optional (SetCallbackNotifier); set before Start
 
   mutable std::mutex mu_;
   std::map<std::string, std::shared_ptr<SessionHandle>> sessions_;  // guarded by mu_

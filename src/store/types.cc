@@ -26,6 +26,7 @@ std::string_view CauseName(Cause c) {
     case Cause::kOperator: return "operator";
     case Cause::kReconcile: return "reconcile";
     case Cause::kCreate: return "create";
+    case Cause::kCallback: return "callback";
   }
   return "unknown";
 }

@@ -114,6 +114,7 @@ enum class Cause : int {
   kOperator = 7,    // operator retry or other manual action
   kReconcile = 8,   // snapshot reconciliation
   kCreate = 9,      // row created
+  kCallback = 10,   // the task's callback_url was notified (or gave up)
 };
 std::string_view CauseName(Cause c);
 

@@ -65,4 +65,25 @@ pid=$(cat "$E2E_DIR/long.pid")
 wait_until 15 "sleep process $pid gone" bash -c "! kill -0 $pid"
 check_pass "cancel of a running exec: CANCELLED and no process left"
 
+# 7. callback_url: a settled task POSTs its summary, retried past failures,
+# and the outcome is in the history.
+python3 tests/tools/callback_sink.py "$E2E_DIR/sink.port" "$E2E_DIR/sink.bodies" 2 \
+  >>"$E2E_DIR/sink.log" 2>&1 &
+EXTRA_PIDS+=($!)
+wait_until 10 "callback sink up" test -s "$E2E_DIR/sink.port"
+write_task "$E2E_DIR/cb.yaml" with-callback noop "{type: label, key: role, value: worker}" "{}" \
+  "callback_url: http://127.0.0.1:$(cat "$E2E_DIR/sink.port")/hooks/apollo"
+cli task submit --file "$E2E_DIR/cb.yaml" >/dev/null || die "submit with-callback"
+wait_until 30 "with-callback SUCCEEDED" task_status_is with-callback SUCCEEDED
+got_200() { grep -q '^200 ' "$E2E_DIR/sink.bodies" 2>/dev/null; }
+wait_until 30 "callback delivered" got_200
+[ "$(grep -c '^500 ' "$E2E_DIR/sink.bodies")" = 2 ] || fail "want 2 failed attempts before success"
+body=$(grep '^200 ' "$E2E_DIR/sink.bodies" | head -1 | cut -d' ' -f2-)
+[ "$(jq -r .task_id <<<"$body")" = with-callback ] || fail "callback body: $body"
+[ "$(jq -r .status <<<"$body")" = SUCCEEDED ] || fail "callback status: $body"
+[ "$(jq '.nodes | length' <<<"$body")" = 2 ] || fail "callback nodes: $body"
+recorded() { cli -o json task events --task-id with-callback | jq -e '[.entries[] | select(.cause=="callback")] | length > 0' >/dev/null; }
+wait_until 10 "callback in the history" recorded
+check_pass "callback_url: summary POSTed after 2 retried failures, outcome in the history"
+
 finish

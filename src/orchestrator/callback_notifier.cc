@@ -1,0 +1,148 @@
+#include "orchestrator/callback_notifier.h"
+
+#include <curl/curl.h>
+
+#include <nlohmann/json.hpp>
+
+namespace apollo::orchestrator {
+namespace {
+
+bool Settled(const store::TaskRow& t) {
+  if (t.nodes.empty()) return false;
+  for (const auto& n : t.nodes) {
+    if (!IsSettled(n.state, n.retries >= t.spec.retry_policy.max_retries)) return false;
+  }
+  return true;
+}
+
+size_t Discard(char*, size_t size, size_t n, void*) { return size * n; }
+
+}  // namespace
+
+Status CurlPoster::Post(const std::string& url, const std::string& json, Duration timeout) {
+  CURL* curl = curl_easy_init();
+  if (curl == nullptr) return Status::Internal("curl_easy_init failed");
+  curl_slist* headers = curl_slist_append(nullptr, "Content-Type: application/json");
+  curl_easy_setopt(curl, CURLOPT_URL, url.c_str());
+  curl_easy_setopt(curl, CURLOPT_PROTOCOLS_STR, "http,https");
+  curl_easy_setopt(curl, CURLOPT_POSTFIELDS, json.c_str());
+  curl_easy_setopt(curl, CURLOPT_POSTFIELDSIZE, static_cast<long>(json.size()));
+  curl_easy_setopt(curl, CURLOPT_HTTPHEADER, headers);
+  curl_easy_setopt(curl, CURLOPT_TIMEOUT_MS,
+                   static_cast<long>(std::chrono::duration_cast<std::chrono::milliseconds>(timeout).count()));
+  curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
+  curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, Discard);
+  CURLcode rc = curl_easy_perform(curl);
+  long code = 0;
+  curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &code);
+  curl_slist_free_all(headers);
+  curl_easy_cleanup(curl);
+  if (rc != CURLE_OK) return Status::Unavailable(curl_easy_strerror(rc));
+  if (code >= 200 && code < 300) return Status::Ok();
+  std::string why = "HTTP " + std::to_string(code);
+  return code >= 500 || code == 429 ? Status::Unavailable(why) : Status::FailedPrecondition(why);
+}
+
+CallbackNotifier::CallbackNotifier(CallbackOptions options, store::StateStore& store,
+                                   HttpPoster& poster, const Clock& clock)
+    : options_(options), store_(store), poster_(poster), clock_(clock) {}
+
+CallbackNotifier::~CallbackNotifier() { Stop(); }
+
+void CallbackNotifier::Start() { thread_ = std::thread([this] { Loop(); }); }
+
+void CallbackNotifier::Stop() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stop_ = true;
+  }
+  cv_.notify_all();
+  if (thread_.joinable()) thread_.join();
+}
+
+void CallbackNotifier::TaskMayHaveSettled(const std::string& task_id) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (handled_.count(task_id)) return;
+  due_.emplace(clock_.Now(), Job{task_id, 0});
+  cv_.notify_one();
+}
+
+std::string CallbackNotifier::Summary(const store::TaskRow& t) {
+  nlohmann::json nodes = nlohmann::json::array();
+  for (const auto& n : t.nodes) {
+    nlohmann::json result = nlohmann::json::parse(n.result, nullptr, false);
+    if (result.is_object() && result.contains("result")) result = result["result"];
+    if (result.is_discarded()) result = nullptr;
+    nodes.push_back({{"node_id", n.node_id},
+                     {"status", TaskStateName(n.state)},
+                     {"attempt", n.attempt},
+                     {"retries", n.retries},
+                     {"last_error", n.last_error},
+                     {"result", result}});
+  }
+  return nlohmann::json{{"task_id", t.spec.task_id},
+                        {"intent", t.spec.intent},
+                        {"status", TaskStateName(t.status)},
+                        {"finished_at", FormatRfc3339(t.updated_at)},
+                        {"nodes", nodes}}
+      .dump();
+}
+
+void CallbackNotifier::Loop() {
+  std::unique_lock<std::mutex> lock(mu_);
+  while (!stop_) {
+    if (due_.empty()) {
+      cv_.wait(lock);
+      continue;
+    }
+    auto first = due_.begin();
+    if (first->first > clock_.Now()) {
+      cv_.wait_for(lock, std::chrono::milliseconds(200));
+      continue;
+    }
+    Job job = first->second;
+    due_.erase(first);
+    lock.unlock();
+    Run(std::move(job));
+    lock.lock();
+  }
+}
+
+void CallbackNotifier::Run(Job job) {
+  auto task = store_.GetTask(job.task_id);
+  if (!task.ok() || task->spec.callback_url.empty() || !Settled(*task)) return;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (job.attempt == 0 && !handled_.insert(job.task_id).second) return;
+  }
+  const std::string& url = task->spec.callback_url;
+  Status s = poster_.Post(url, Summary(*task), options_.timeout);
+  ++job.attempt;
+  if (s.ok()) {
+    Record(*task, "callback POST to " + url + " answered 2xx after " +
+                      std::to_string(job.attempt) + " attempt(s)");
+    return;
+  }
+  bool retry = s.code() == StatusCode::kUnavailable && job.attempt < options_.max_attempts;
+  if (!retry) {
+    Record(*task, "callback POST to " + url + " gave up after " + std::to_string(job.attempt) +
+                      " attempt(s): " + s.message());
+    return;
+  }
+  Duration delay = options_.initial_backoff * (1 << std::min(job.attempt - 1, 10));
+  std::lock_guard<std::mutex> lock(mu_);
+  due_.emplace(clock_.Now() + delay, job);
+}
+
+void CallbackNotifier::Record(const store::TaskRow& task, const std::string& detail) {
+  if (task.nodes.empty()) return;
+  store::TransitionRequest r;
+  r.task_id = task.spec.task_id;
+  r.node_id = task.nodes.front().node_id;
+  r.cause = store::Cause::kCallback;
+  r.blocked_reason = "";
+  r.detail = detail;
+  (void)store_.Transition(std::span<const store::TransitionRequest>(&r, 1));
+}
+
+}  // namespace apollo::orchestrator
