@@ -38,7 +38,7 @@ drill() {  # drill NODE PREFIX wipe|keep
 YAML
     done; } >"$E2E_DIR/$prefix.yaml"
   cli task submit --file "$E2E_DIR/$prefix.yaml" >/dev/null || die "submit $prefix"
-  sleep 0.6
+  sleep ${DRILL_FREEZE_AFTER:-0.05}
   kill -STOP "${AGENT_PID[$node]}"            # frozen mid-batch
   echo "drill: $node frozen mid-batch; waiting past the 2 s ack timeout"
   sleep 3

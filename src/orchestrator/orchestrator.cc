@@ -209,7 +209,11 @@ void Orchestrator::OnEvents(const std::shared_ptr<SessionHandle>& handle,
   }
   PendingApply p;
   p.node_id = handle->node_id();
-  for (const Event& e : events) p.events.emplace_back(e.task_id, e.type);
+  for (const Event& e : events) {
+    bool interrupted = e.type == EventType::kFailed &&
+                       e.payload.find("\"interrupted by agent restart\"") != std::string::npos;
+    p.events.push_back({e.task_id, e.type, interrupted});
+  }
   p.done = std::move(done);
   p.result = bus_ ? bus::PublishForIngest(*bus_, p.node_id, std::move(events))
                  : store_.ApplyAsync(std::move(events));
@@ -250,7 +254,7 @@ void Orchestrator::IngestLoop() {
 
 void Orchestrator::RecordOutcomes(const PendingApply& p, const store::ApplyResult& r) {
   for (size_t i = 0; i < p.events.size() && i < r.outcomes.size(); ++i) {
-    const auto& [task_id, type] = p.events[i];
+    const auto& [task_id, type, interrupted] = p.events[i];
     if (r.outcomes[i].outcome != store::Outcome::kApplied) continue;
     if (type == EventType::kCancelled) TaskMayHaveSettled(task_id);
     if (type != EventType::kSucceeded && type != EventType::kFailed &&
@@ -258,6 +262,7 @@ void Orchestrator::RecordOutcomes(const PendingApply& p, const store::ApplyResul
       continue;
     }
     TaskMayHaveSettled(task_id);
+    if (interrupted) continue;
     auto spec = Spec(task_id);
     if (!spec) continue;
     if (breakers_.Record(spec->intent, type == EventType::kSucceeded, clock_.Now())) {

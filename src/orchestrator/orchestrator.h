@@ -138,7 +138,14 @@ class Orchestrator final : public SessionHost {
     std::future<Result<store::ApplyResult>> result;
     std::string node_id;
     std::function<void(uint64_t)> done;
-    std::vector<std::pair<std::string, EventType>> events;  // (task_id, type), batch order
+    struct Sent {
+      std::string task_id;
+      EventType type;
+      // FAILED "interrupted by agent restart": says nothing about the
+      // intent, so it must not count towards its circuit breaker.
+      bool interrupted = false;
+    };
+    std::vector<Sent> events;  // batch order
   };
   // Feeds final outcomes of applied events to the circuit breakers.
   void RecordOutcomes(const PendingApply& p, const store::ApplyResult& r);
