@@ -48,14 +48,24 @@ class SessionHandle {
   // Set once the center reconciled the agent's snapshot after Hello; only
   // then is the agent handed new work (hello -> backlog -> snapshot ->
   // intents, in that order).
-  void MarkReady() { ready_.store(true); }
+  // The agent leaves conservative mode when it reads the SnapshotAck sent
+  // just before this, so from here on it is not conservative any more.
+  void MarkReady() {
+    conservative_.store(false);
+    ready_.store(true);
+  }
   bool ready() const { return ready_.load(); }
+  // The agent said in its Hello that it is in conservative mode (cut off
+  // past its autonomy window): it takes no new work until it is ready.
+  void SetConservative(bool on) { conservative_.store(on); }
+  bool conservative() const { return conservative_.load(); }
 
  private:
   friend class AgentSession;
   void Detach();
   const std::string node_id_;
   std::atomic<bool> ready_{false};
+  std::atomic<bool> conservative_{false};
   mutable std::mutex mu_;
   AgentSession* session_ = nullptr;  // guarded by mu_; null once detached
 };

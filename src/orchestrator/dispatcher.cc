@@ -127,6 +127,14 @@ apollo::v1::Intent Orchestrator::MakeIntent(const TaskSpec& spec, uint32_t attem
 
 std::string NodeAbsentReason(const Orchestrator& o, const std::string& node_id,
                              store::StateStore& store) {
+  // The center learns of conservative mode only from the agent: while it
+  // is cut off the node just shows as disconnected / lost; once it is back,
+  // its Hello says conservative and it stays so until the center has
+  // acknowledged its backlog and snapshot (then it is ready and takes work).
+  if (o.ConnectedConservative(node_id)) {
+    return "conservative_mode (the agent was cut off past its autonomy window; it takes new "
+           "work once its backlog and snapshot are reconciled)";
+  }
   if (o.Connected(node_id)) return "node_syncing (reconnected; reconciling before new work)";
   auto nodes = store.ListNodes();
   if (nodes.ok()) {

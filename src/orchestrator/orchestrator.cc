@@ -74,6 +74,25 @@ bool Orchestrator::Connected(const std::string& node_id) const {
   return AnySession(node_id) != nullptr;
 }
 
+bool Orchestrator::ConnectedConservative(const std::string& node_id) const {
+  auto s = AnySession(node_id);
+  return s && !s->ready() && s->conservative();
+}
+
+void Orchestrator::RaiseAlert(const std::string& kind, const std::string& node_id,
+                              const std::string& task_id, const std::string& line) {
+  store::AlertRow a;
+  a.kind = kind;
+  a.node_id = node_id;
+  a.task_id = task_id;
+  a.detail = line;
+  auto id = store_.AddAlert(a);
+  if (options_.alert) {
+    options_.alert(id.ok() ? line
+                           : line + " (not recorded in the store: " + id.status().message() + ")");
+  }
+}
+
 bool Orchestrator::Admit() {
   std::lock_guard<std::mutex> lock(mu_);
   const double rate = std::max(1, options_.max_new_sessions_per_s);
@@ -130,6 +149,26 @@ Result<Orchestrator::ReconcileOutcome> Orchestrator::Reconcile(const std::string
       if (!changed.ok()) return changed.status();
       out.repaired += *changed;
       reconcile_repairs_.fetch_add(*changed);
+      // Unknown to the store: nothing to repair, but an operator must know.
+      std::vector<DriftItem> fresh;
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        if (alerted_unknown_.size() > 100'000) alerted_unknown_.clear();  // a bound
+        for (const DriftItem& d : *drift) {
+          if (d.action != DriftAction::kUnknownToStore) continue;
+          if (alerted_unknown_.emplace(d.node_id, d.task_id, d.attempt).second) fresh.push_back(d);
+        }
+      }
+      auto alerts = RaiseDriftAlerts(store_, fresh);
+      if (!alerts.ok()) return alerts.status();
+      out.alerts += *alerts;
+      reconcile_alerts_.fetch_add(*alerts);
+      for (const DriftItem& d : fresh) {
+        if (options_.alert) {
+          options_.alert("node " + d.node_id + " runs task " + d.task_id +
+                         " that the store does not know (unknown_to_store): " + d.detail);
+        }
+      }
     }
     out.drift.insert(out.drift.end(), drift->begin(), drift->end());
   }
@@ -166,6 +205,7 @@ grpc::Status Orchestrator::OnHello(const std::shared_ptr<SessionHandle>& handle,
   node.agent_version = hello.agent_version();
   node.last_heartbeat = clock_.Now();
   node.registered = true;
+  handle->SetConservative(node.mode == "conservative");
   if (Status s = store_.UpsertNode(node); !s.ok()) {
     return grpc::Status(grpc::StatusCode::UNAVAILABLE, "cannot register node: " + s.message());
   }
@@ -266,11 +306,14 @@ void Orchestrator::RecordOutcomes(const PendingApply& p, const store::ApplyResul
     auto spec = Spec(task_id);
     if (!spec) continue;
     if (breakers_.Record(spec->intent, type == EventType::kSucceeded, clock_.Now())) {
-      Alert("circuit breaker OPEN for intent '" + spec->intent + "' after " +
-            std::to_string(options_.breaker_failures) +
-            " consecutive failures: its dispatch pauses; one task is let through after " +
-            std::to_string(std::chrono::duration_cast<std::chrono::seconds>(
-                               options_.breaker_cool_down).count()) + " s");
+      RaiseAlert("circuit_open", p.node_id, task_id,
+                 "circuit breaker OPEN for intent '" + spec->intent + "' after " +
+                     std::to_string(options_.breaker_failures) +
+                     " consecutive failures (the last: task " + task_id + " on " + p.node_id +
+                     "): its dispatch pauses; one task is let through after " +
+                     std::to_string(std::chrono::duration_cast<std::chrono::seconds>(
+                                        options_.breaker_cool_down).count()) +
+                     " s");
     }
   }
 }
@@ -282,14 +325,24 @@ void Orchestrator::UpdateWatermarks() {
   auto depth = store_.QueueDepth();
   if (!depth.ok()) return;
   std::string where = std::to_string(*depth) + " of " + std::to_string(watermarks_.capacity());
+  const bool was_alerting = watermarks_.alerting();
   switch (watermarks_.Update(*depth)) {
-    case Watermarks::Change::kAlert: Alert("dispatch queue above its alert mark: " + where); break;
+    case Watermarks::Change::kAlert:
+      RaiseAlert("queue_alert", "", "", "dispatch queue above its alert mark: " + where);
+      break;
     case Watermarks::Change::kPaused:
-      Alert("dispatch queue above its pause mark (" + where +
-            "): new submissions are refused until it drains below the alert mark");
+      // Straight past both marks between two checks: the alert mark was
+      // crossed too, and an operator reading the alerts should see it.
+      if (!was_alerting) {
+        RaiseAlert("queue_alert", "", "", "dispatch queue above its alert mark: " + where);
+      }
+      RaiseAlert("queue_paused", "", "",
+                 "dispatch queue above its pause mark (" + where +
+                     "): new submissions are refused until it drains below the alert mark");
       break;
     case Watermarks::Change::kResumed:
-      Alert("dispatch queue back below its alert mark (" + where + "): submissions resume");
+      RaiseAlert("queue_resumed", "", "",
+                 "dispatch queue back below its alert mark (" + where + "): submissions resume");
       break;
     case Watermarks::Change::kNone: break;
   }

@@ -20,6 +20,7 @@
 #include <set>
 #include <string>
 #include <thread>
+#include <tuple>
 #include <vector>
 
 #include "bus/event_bus.h"
@@ -56,7 +57,8 @@ struct OrchestratorOptions {
   int64_t queue_capacity = 10'000;
   double queue_alert_at = 0.8;
   double queue_pause_at = 0.9;
-  // Where operator-facing alerts go (breaker opened, queue paused, ...).
+  // Where operator-facing alerts go (breaker opened, queue paused, ...),
+  // besides a row in the store's alerts.
   std::function<void(const std::string&)> alert;
 };
 
@@ -93,6 +95,8 @@ class Orchestrator final : public SessionHost {
                   const std::string& reason);
 
   bool Connected(const std::string& node_id) const;
+  // Connected, but its Hello said conservative mode and it is not synced yet.
+  bool ConnectedConservative(const std::string& node_id) const;
 
   // Asks a connected agent for a snapshot now. NotFound if not connected.
   Status RequestSnapshot(const std::string& node_id);
@@ -102,6 +106,9 @@ class Orchestrator final : public SessionHost {
   struct ReconcileOutcome {
     std::vector<DriftItem> drift;
     int repaired = 0;
+    // Alert rows written for tasks the agent runs that the store does not
+    // know (each (node, task, attempt) once).
+    int alerts = 0;
     std::vector<std::string> nodes_without_snapshot;
     Duration oldest_snapshot_age{0};
   };
@@ -109,6 +116,7 @@ class Orchestrator final : public SessionHost {
 
   // Counters since start, for operators and tests.
   int64_t reconcile_repairs() const { return reconcile_repairs_.load(); }
+  int64_t reconcile_alerts() const { return reconcile_alerts_.load(); }
 
   // Overload state, for the operator API.
   std::vector<BreakerInfo> Breakers() const { return breakers_.List(); }
@@ -150,9 +158,10 @@ class Orchestrator final : public SessionHost {
   // Feeds final outcomes of applied events to the circuit breakers.
   void RecordOutcomes(const PendingApply& p, const store::ApplyResult& r);
   void UpdateWatermarks();
-  void Alert(const std::string& line) const {
-    if (options_.alert) options_.alert(line);
-  }
+  // An operator-facing alert: a row in the store's alerts (`kind`, naming
+  // the node and task when there is one) and a line on options_.alert.
+  void RaiseAlert(const std::string& kind, const std::string& node_id,
+                  const std::string& task_id, const std::string& line);
 
   void IngestLoop();
   void DispatchLoop();
@@ -194,6 +203,10 @@ class Orchestrator final : public SessionHost {
   double admit_tokens_ = 0;                                          // guarded by mu_
   TimePoint admit_refilled_{};                                       // guarded by mu_
   std::atomic<int64_t> reconcile_repairs_{0};
+  std::atomic<int64_t> reconcile_alerts_{0};
+  // (node, task, attempt) already alerted as unknown to the store, so a
+  // snapshot every sync interval does not repeat the alert.
+  std::set<std::tuple<std::string, std::string, uint32_t>> alerted_unknown_;  // guarded by mu_
   CircuitBreakers breakers_;
   TokenBucket retry_budget_;
   Watermarks watermarks_;

@@ -113,6 +113,11 @@ bool Watermarks::paused() const {
   return paused_;
 }
 
+bool Watermarks::alerting() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return alerting_;
+}
+
 int64_t Watermarks::depth() const {
   std::lock_guard<std::mutex> lock(mu_);
   return depth_;

@@ -86,6 +86,8 @@ class Watermarks {
   // Updates with the current queue depth; says what changed.
   Change Update(int64_t depth);
   bool paused() const;
+  // Above the alert mark (or paused) as of the last Update.
+  bool alerting() const;
   int64_t depth() const;
   int64_t capacity() const { return capacity_; }
 

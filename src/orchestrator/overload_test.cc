@@ -64,6 +64,16 @@ TEST(WatermarksTest, AlertPauseAndResumeWithHysteresis) {
   EXPECT_TRUE(w.paused());
   EXPECT_EQ(w.Update(700), Watermarks::Change::kResumed);
   EXPECT_FALSE(w.paused());
+  EXPECT_FALSE(w.alerting());
+}
+
+TEST(WatermarksTest, StraightPastBothMarksIsAPauseThatAlsoAlerts) {
+  Watermarks w(1000, 0.8, 0.9);
+  EXPECT_EQ(w.Update(100), Watermarks::Change::kNone);
+  EXPECT_FALSE(w.alerting());  // the caller raises the alert too (it was not alerting)
+  EXPECT_EQ(w.Update(990), Watermarks::Change::kPaused);
+  EXPECT_TRUE(w.alerting());
+  EXPECT_TRUE(w.paused());
 }
 
 }  // namespace

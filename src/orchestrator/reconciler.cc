@@ -152,4 +152,25 @@ Result<int> ApplyDrift(store::StateStore& store, const std::vector<DriftItem>& d
   return changed;
 }
 
+Result<int> RaiseDriftAlerts(store::StateStore& store, const std::vector<DriftItem>& drift) {
+  int written = 0;
+  for (const DriftItem& d : drift) {
+    if (d.action != DriftAction::kUnknownToStore) continue;
+    store::AlertRow a;
+    a.kind = "unknown_to_store";
+    a.task_id = d.task_id;
+    a.node_id = d.node_id;
+    a.from = d.store_state;
+    a.to = d.agent_state;
+    a.detail = "node " + d.node_id + " reports task " + d.task_id + " (attempt " +
+               std::to_string(d.attempt) + ", " +
+               (d.agent_state ? std::string(TaskStateName(*d.agent_state)) : "?") +
+               "): " + d.detail + "; nothing was changed";
+    auto id = store.AddAlert(a);
+    if (!id.ok()) return id.status();
+    ++written;
+  }
+  return written;
+}
+
 }  // namespace apollo::orchestrator

@@ -10,7 +10,8 @@
 //   DISPATCHED in the store, unknown to agent -> send the intent again
 //   RUNNING in the store, unknown to agent    -> FAILED (lost with its log), so
 //                                                the retry policy decides
-//   known to the agent, unknown to the store  -> reported (alert)
+//   known to the agent, unknown to the store  -> an alert row (kind
+//                                                unknown_to_store), counted
 //
 // A repair is made only when every event the agent logged about the task
 // is already below the store's high-water mark for the node: otherwise the
@@ -71,5 +72,10 @@ std::vector<DriftItem> FindDrift(const NodeSnapshot& snapshot,
 // checked transitions with cause kReconcile. Returns how many rows changed.
 Result<int> ApplyDrift(store::StateStore& store, const std::vector<DriftItem>& drift,
                        const Clock& clock);
+
+// Writes one alert row (kind "unknown_to_store", naming node and task) per
+// kUnknownToStore item of `drift`; the others are ignored. Returns how many
+// were written.
+Result<int> RaiseDriftAlerts(store::StateStore& store, const std::vector<DriftItem>& drift);
 
 }  // namespace apollo::orchestrator

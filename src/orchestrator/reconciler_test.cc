@@ -1,6 +1,13 @@
 #include "orchestrator/reconciler.h"
 
 #include <gtest/gtest.h>
+#include <stdlib.h>
+
+#include <filesystem>
+
+#include "apollo/v1/agent.pb.h"
+#include "orchestrator/orchestrator.h"
+#include "store/open_store.h"
 
 namespace apollo::orchestrator {
 namespace {
@@ -67,6 +74,66 @@ TEST(ReconcilerTest, AnIncompleteSnapshotNeverFailsRunsItDoesNotList) {
   snap.complete = false;
   auto drift = FindDrift(snap, {Row("lost-run", S::kRunning, 1)}, 50);
   EXPECT_TRUE(drift.empty());
+}
+
+// A task the agent runs that the store does not know: one alert row naming
+// node and task, counted, and not repeated by the next snapshot.
+TEST(ReconcilerTest, UnknownToStoreWritesOneAlertRowPerTask) {
+  char tmpl[] = "/tmp/apollo-reconciler-XXXXXX";
+  ASSERT_NE(::mkdtemp(tmpl), nullptr);
+  const std::string dir = tmpl;
+  ManualClock clock;
+  {
+    auto store = store::OpenStateStore("sqlite://" + dir + "/s.db", {}, clock);
+    ASSERT_TRUE(store.ok()) << store.status().ToString();
+    std::vector<std::string> logged;
+    OrchestratorOptions options;
+    options.alert = [&](const std::string& line) { logged.push_back(line); };
+    Orchestrator orch(options, **store, clock);
+    auto handle = std::make_shared<SessionHandle>("edge-9");  // no stream: sends are dropped
+
+    apollo::v1::Snapshot snap;
+    snap.set_complete(true);
+    auto* t = snap.add_tasks();
+    t->set_task_id("stranger-1");
+    t->set_attempt(1);
+    t->set_status("RUNNING");
+    t->set_last_seq(1);
+    orch.OnSnapshot(handle, snap);
+    orch.OnSnapshot(handle, snap);  // the next sync: same drift, no second alert
+
+    auto alerts = (*store)->ListAlerts(0, 100);
+    ASSERT_TRUE(alerts.ok()) << alerts.status().ToString();
+    ASSERT_EQ(alerts->size(), 1u);
+    EXPECT_EQ(alerts->at(0).kind, "unknown_to_store");
+    EXPECT_EQ(alerts->at(0).node_id, "edge-9");
+    EXPECT_EQ(alerts->at(0).task_id, "stranger-1");
+    EXPECT_EQ(alerts->at(0).to.value_or(S::kPending), S::kRunning);
+    EXPECT_NE(alerts->at(0).detail.find("stranger-1"), std::string::npos);
+    EXPECT_EQ(orch.reconcile_alerts(), 1);
+    ASSERT_EQ(logged.size(), 1u);
+    EXPECT_NE(logged[0].find("edge-9"), std::string::npos);
+
+    // A dry run reports the drift but writes nothing.
+    auto dry = orch.Reconcile("edge-9", /*dry_run=*/true);
+    ASSERT_TRUE(dry.ok());
+    ASSERT_EQ(dry->drift.size(), 1u);
+    EXPECT_EQ(dry->drift[0].action, DriftAction::kUnknownToStore);
+    EXPECT_EQ(dry->alerts, 0);
+    EXPECT_EQ((*store)->ListAlerts(0, 100)->size(), 1u);
+  }
+  std::filesystem::remove_all(dir);
+}
+
+TEST(ReconcilerTest, ASessionIsConservativeUntilReady) {
+  SessionHandle h("edge-1");
+  EXPECT_FALSE(h.conservative());
+  h.SetConservative(true);  // its Hello said so
+  EXPECT_TRUE(h.conservative());
+  EXPECT_FALSE(h.ready());
+  h.MarkReady();  // the SnapshotAck just sent takes it out of the mode
+  EXPECT_FALSE(h.conservative());
+  EXPECT_TRUE(h.ready());
 }
 
 }  // namespace

@@ -109,6 +109,13 @@ class StateStore {
   // ---- alerts, dead letters, retention
 
   virtual Result<std::vector<AlertRow>> ListAlerts(int64_t after_id, int limit) = 0;
+  // Records an alert raised outside event ingestion (the reconciler, the
+  // circuit breakers, the queue watermarks). kind, task_id, node_id,
+  // from/to, event_id and detail are kept as given (task_id / node_id may be
+  // empty for an alert about an intent or the whole queue); id and time are
+  // the store's. Returns the new alert's id; kInvalidArgument if kind is
+  // empty.
+  virtual Result<int64_t> AddAlert(const AlertRow& alert) = 0;
 
   virtual Result<int64_t> AddDeadLetter(const DeadLetter& letter) = 0;
   virtual Result<std::vector<DeadLetter>> ListDeadLetters(int64_t after_id, int limit) = 0;

@@ -1,5 +1,6 @@
 // The StateStore conformance suite, part 2: due work, nodes and selectors,
-// retention, payloads, dead letters, group commit under concurrency.
+// retention, payloads, dead letters, orchestrator alerts, group commit
+// under concurrency.
 #include <gmock/gmock.h>
 
 #include <thread>
@@ -211,6 +212,46 @@ TEST_P(StoreConformanceTest, DeadLetters) {
   EXPECT_TRUE(store().DropDeadLetter(*id).ok());
   EXPECT_EQ(store().DropDeadLetter(*id).code(), StatusCode::kNotFound);
   EXPECT_TRUE(store().ListDeadLetters(0, 10)->empty());
+}
+
+TEST_P(StoreConformanceTest, OrchestratorAlertsAreKeptAsGiven) {
+  Result<std::vector<AlertRow>> before = store().ListAlerts(0, 100);
+  ASSERT_TRUE(before.ok());
+  AlertRow a;
+  a.kind = "unknown_to_store";
+  a.task_id = "ghost-1";
+  a.node_id = "edge-1";
+  a.from = std::nullopt;
+  a.to = TaskState::kRunning;
+  a.detail = "the agent runs a task the store does not know";
+  Result<int64_t> id = store().AddAlert(a);
+  ASSERT_TRUE(id.ok()) << id.status().ToString();
+
+  AlertRow queue;  // about the whole queue: no task, no node
+  queue.kind = "queue_paused";
+  queue.detail = "bad\xff bytes are stored, not fatal";
+  Result<int64_t> id2 = store().AddAlert(queue);
+  ASSERT_TRUE(id2.ok()) << id2.status().ToString();
+  EXPECT_GT(*id2, *id);
+
+  AlertRow nameless;
+  EXPECT_EQ(store().AddAlert(nameless).status().code(), StatusCode::kInvalidArgument);
+
+  int64_t last = before->empty() ? 0 : before->back().id;
+  Result<std::vector<AlertRow>> after = store().ListAlerts(last, 100);
+  ASSERT_TRUE(after.ok()) << after.status().ToString();
+  ASSERT_EQ(after->size(), 2u);
+  EXPECT_EQ(after->at(0).id, *id);
+  EXPECT_EQ(after->at(0).kind, "unknown_to_store");
+  EXPECT_EQ(after->at(0).task_id, "ghost-1");
+  EXPECT_EQ(after->at(0).node_id, "edge-1");
+  EXPECT_FALSE(after->at(0).from.has_value());
+  EXPECT_EQ(after->at(0).to.value_or(TaskState::kPending), TaskState::kRunning);
+  EXPECT_EQ(after->at(0).detail, a.detail);
+  EXPECT_EQ(after->at(0).at, clock_.Now());  // the store's clock
+  EXPECT_EQ(after->at(1).kind, "queue_paused");
+  EXPECT_TRUE(after->at(1).task_id.empty());
+  EXPECT_FALSE(after->at(1).to.has_value());
 }
 
 TEST_P(StoreConformanceTest, ConcurrentCallersShareCommits) {

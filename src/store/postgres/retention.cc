@@ -1,4 +1,4 @@
-// Retention purge and the dead-letter table (write side).
+// Retention purge, the dead-letter table and orchestrator alerts (write side).
 #include <map>
 
 #include <nlohmann/json.hpp>
@@ -63,6 +63,20 @@ Result<int64_t> InsertDeadLetter(WriteTxn& txn, const DeadLetter& letter) {
       "INSERT INTO dead_letters(event_json, reason, deliveries, parked_at) "
       "VALUES ($1, $2, $3, $4) RETURNING letter_id",
       SafeDump(EventToJson(letter.event)), CleanText(letter.reason), letter.deliveries,
+      txn.now_us());
+  return r[0][0].as<int64_t>();
+}
+
+Result<int64_t> InsertAlert(WriteTxn& txn, const AlertRow& alert) {
+  // -1 stands for "no state" (NULL), which keeps the parameters plain.
+  auto state = [](const std::optional<TaskState>& s) {
+    return s ? static_cast<int64_t>(*s) : int64_t{-1};
+  };
+  pqxx::result r = txn.Exec(
+      "INSERT INTO alerts(kind, task_id, node_id, from_state, to_state, event_id, detail, at) "
+      "VALUES ($1, $2, $3, NULLIF($4, -1), NULLIF($5, -1), $6, $7, $8) RETURNING alert_id",
+      CleanText(alert.kind), CleanText(alert.task_id), CleanText(alert.node_id),
+      state(alert.from), state(alert.to), CleanText(alert.event_id), CleanText(alert.detail),
       txn.now_us());
   return r[0][0].as<int64_t>();
 }

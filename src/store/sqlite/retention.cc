@@ -1,4 +1,4 @@
-// Retention purge and the dead-letter table (write side).
+// Retention purge, the dead-letter table and orchestrator alerts (write side).
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -110,6 +110,12 @@ Result<int64_t> InsertDeadLetter(WriteTxn& txn, const DeadLetter& letter) {
   s->Bind(1, SafeDump(EventToJson(letter.event))).Bind(2, letter.reason);
   s->Bind(3, static_cast<int64_t>(letter.deliveries)).Bind(4, txn.now_us());
   APOLLO_RETURN_IF_ERROR(s->Run());
+  return txn.db().LastInsertRowid();
+}
+
+Result<int64_t> InsertAlert(WriteTxn& txn, const AlertRow& alert) {
+  APOLLO_RETURN_IF_ERROR(AddAlert(txn, {alert.kind, alert.task_id, alert.node_id, alert.from,
+                                        alert.to, alert.event_id, alert.detail}));
   return txn.db().LastInsertRowid();
 }
 

@@ -96,6 +96,12 @@ class SqliteStore final : public StateStore {
   Result<std::vector<AlertRow>> ListAlerts(int64_t after_id, int limit) override {
     return Read([&](Db& db) { return QueryAlerts(db, after_id, limit); });
   }
+  Result<int64_t> AddAlert(const AlertRow& alert) override {
+    if (alert.kind.empty()) return Status::InvalidArgument("an alert needs a kind");
+    return writer_
+        ->Submit<int64_t>(1, [alert](WriteTxn& txn) { return InsertAlert(txn, alert); })
+        .get();
+  }
   Result<int64_t> AddDeadLetter(const DeadLetter& letter) override {
     return writer_
         ->Submit<int64_t>(1, [letter](WriteTxn& txn) { return InsertDeadLetter(txn, letter); })

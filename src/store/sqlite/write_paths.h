@@ -24,6 +24,8 @@ Status WriteNode(WriteTxn& txn, const NodeInfo& node);
 Status WriteHeartbeat(WriteTxn& txn, const std::string& node_id, TimePoint at,
                       const std::string& mode);
 
+// An alert raised by the orchestrator (StateStore::AddAlert); returns its id.
+Result<int64_t> InsertAlert(WriteTxn& txn, const AlertRow& alert);
 Result<int64_t> InsertDeadLetter(WriteTxn& txn, const DeadLetter& letter);
 Status DeleteDeadLetter(WriteTxn& txn, int64_t id);
 
