@@ -21,9 +21,11 @@ namespace {
 using apollo::agent::AgentConfig;
 
 // Test-only knobs (hidden from --help): fault-injection tests need an
-// autonomy window of seconds, below the 30 s the config file allows.
+// autonomy window of seconds, below the 30 s the config file allows, and a
+// snapshot held back after reconnect to watch the center meanwhile.
 struct TestKnobs {
   int64_t autonomy_window_ms = 0;
+  int64_t snapshot_delay_ms = 0;
 };
 
 int Run(const AgentConfig& config, const TestKnobs& knobs) {
@@ -77,6 +79,7 @@ int Run(const AgentConfig& config, const TestKnobs& knobs) {
     session_options.autonomy_window = std::chrono::milliseconds(knobs.autonomy_window_ms);
   }
   session_options.max_backoff = config.reconnect.max_backoff;
+  session_options.test_snapshot_delay = std::chrono::milliseconds(knobs.snapshot_delay_ms);
   apollo::agent::Session session(session_options, **wal, clock);
 
   apollo::agent::ExecutorOptions exec_options;
@@ -128,6 +131,7 @@ int main(int argc, char** argv) {
   app.add_option("--state-dir", o.state_dir, "state directory");
   TestKnobs knobs;
   app.add_option("--test-autonomy-window-ms", knobs.autonomy_window_ms)->group("");
+  app.add_option("--test-snapshot-delay-ms", knobs.snapshot_delay_ms)->group("");
   std::string dump_dir;
   app.add_option("--dump-wal", dump_dir,
                  "print every event in this WAL directory as JSON lines and exit (read-only)");

@@ -73,6 +73,10 @@ void Session::MaybeSynced() {
   }
 }
 
+bool Session::SnapshotReady() const {
+  return snapshot_due_.load() && ToUnixMicros(clock_.Now()) >= snapshot_not_before_us_.load();
+}
+
 AgentMessage Session::BuildSnapshot() const {
   AgentMessage m;
   auto* snap = m.mutable_snapshot();
@@ -209,6 +213,7 @@ void Session::RunSession(apollo::v1::AgentGateway::Stub& stub) {
     std::lock_guard<std::mutex> lock(mu_);
     pending_events_.insert(pending_events_.begin(), backlog->begin(), backlog->end());
   }
+  snapshot_not_before_us_.store(ToUnixMicros(clock_.Now() + options_.test_snapshot_delay));
   snapshot_due_.store(true);  // after the backlog: the center reconciles on it
   std::thread writer([this, s = stream.get()] { WriterLoop(s); });
   CenterMessage msg;
@@ -252,7 +257,7 @@ void Session::WriterLoop(Stream* stream) {
     {
       std::unique_lock<std::mutex> lock(mu_);
       cv_.wait_for(lock, std::chrono::milliseconds(200), [this] {
-        return writer_stop_ || !out_.empty() || !pending_events_.empty() || snapshot_due_.load();
+        return writer_stop_ || !out_.empty() || !pending_events_.empty() || SnapshotReady();
       });
       if (writer_stop_) return;
       out.swap(out_);
@@ -270,7 +275,7 @@ void Session::WriterLoop(Stream* stream) {
     // Built here, after the events queued before it were written: every
     // transition the snapshot shows has been sent or is about to be.
     if (clock_.Now() >= next_snapshot) snapshot_due_.store(true);
-    if (snapshot_due_.exchange(false)) {
+    if (SnapshotReady() && snapshot_due_.exchange(false)) {
       if (!stream->Write(BuildSnapshot())) return;
       next_snapshot = clock_.Now() + options_.state_sync_interval;
     }

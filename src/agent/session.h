@@ -47,6 +47,10 @@ struct SessionOptions {
   Duration initial_backoff = std::chrono::milliseconds(500);
   Duration max_backoff = std::chrono::seconds(30);
   size_t max_batch = 500;  // events per EventBatch
+  // Test only: hold each session's first snapshot back this long, so a
+  // test can watch the center while the agent is connected but not yet
+  // reconciled (e.g. still in conservative mode). Zero in production.
+  Duration test_snapshot_delay{0};
   // Where the session reports what an operator should know (mode changes,
   // reconnects). Null: silent.
   std::function<void(const std::string&)> log;
@@ -78,6 +82,8 @@ class Session final : public EventSink {
   // One connected session; returns when the stream ends.
   void RunSession(apollo::v1::AgentGateway::Stub& stub);
   void WriterLoop(Stream* stream);
+  // A snapshot is due and not held back by test_snapshot_delay.
+  bool SnapshotReady() const;
   void Handle(const apollo::v1::CenterMessage& msg);
   void Enqueue(apollo::v1::AgentMessage msg);
   apollo::v1::AgentMessage BuildSnapshot() const;
@@ -100,6 +106,7 @@ class Session final : public EventSink {
   std::atomic<bool> connected_{false};
   std::atomic<bool> synced_{false};
   std::atomic<bool> snapshot_due_{false};
+  std::atomic<int64_t> snapshot_not_before_us_{0};  // test_snapshot_delay
   std::atomic<bool> snapshot_acked_{false};
   std::atomic<uint64_t> backlog_target_{0};       // last seq when the session began
   std::atomic<int64_t> last_contact_us_{0};       // connected, or last disconnect

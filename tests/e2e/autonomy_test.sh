@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Bad days for one agent, with real processes: cut off from the center past
-# its autonomy window (conservative mode entered and left, nothing lost or
-# run twice), and its WAL deleted while it is down (reconciliation restores
-# consistency; the history shows `reconcile` causes).
+# its autonomy window (conservative mode entered and left, work for it held
+# with blocked_reason conservative_mode, nothing lost or run twice), and its
+# WAL deleted while it is down (reconciliation restores consistency; the
+# history shows `reconcile` causes).
 source "$(dirname "$0")/lib.sh" "$1"
 cd "$(dirname "$0")/../.."
 
@@ -10,7 +11,12 @@ printf 'dispatch_interval: 1\nack_timeout: 2\n' >"$E2E_DIR/orchestrator.yaml"
 printf 'reconnect: {initial_backoff_ms: 200, max_backoff_ms: 1000}\n' >"$E2E_DIR/agent.yaml"
 start_orchestrator --config "$E2E_DIR/orchestrator.yaml"
 start_proxy
-agent() { start_agent edge-1 --config "$E2E_DIR/agent.yaml" --test-autonomy-window-ms 1500; }
+# Each session's snapshot is held back 3 s so the window between reconnect
+# and reconciliation (the agent still conservative) is long enough to watch.
+agent() {
+  start_agent edge-1 --config "$E2E_DIR/agent.yaml" --test-autonomy-window-ms 1500 \
+    --test-snapshot-delay-ms 3000
+}
 agent
 wait_until 20 "agent connected" all_connected edge-1
 JOURNAL="echo \$APOLLO_TASK_ID \$APOLLO_ATTEMPT >> $E2E_DIR/journal"
@@ -27,7 +33,15 @@ wait_until 15 "conservative mode" log_has edge-1 "conservative mode; finishing r
 submit_exec while-cut "$JOURNAL"
 sleep 3  # the running task finishes while cut off; the new one must wait
 [ "$(node_status while-cut edge-1)" = PENDING ] || fail "while-cut moved while the node was cut off"
+blocked_reason() { cli -o json task status --task-id "$1" | jq -r '.nodes[0].blocked_reason // ""'; }
+# Cut off, the center cannot know the agent's mode: the node is just away.
+blocked_reason while-cut | grep -q '^node_' || fail "while cut off, blocked_reason is '$(blocked_reason while-cut)'"
 heal_network
+# Back, its Hello says conservative; until the center has reconciled its
+# backlog and snapshot the task waits with blocked_reason conservative_mode.
+held_conservative() { blocked_reason while-cut | grep -q '^conservative_mode'; }
+wait_until 15 "while-cut held with blocked_reason conservative_mode" held_conservative
+[ "$(node_status while-cut edge-1)" = PENDING ] || fail "while-cut went out to a conservative agent"
 wait_until 30 "left conservative mode" log_has edge-1 "leaving conservative mode"
 wait_until 30 "during-cut SUCCEEDED" task_status_is during-cut SUCCEEDED
 wait_until 30 "while-cut SUCCEEDED" task_status_is while-cut SUCCEEDED
@@ -37,7 +51,8 @@ for t in during-cut while-cut; do
 done
 [ "$(cli -o json task status --task-id during-cut | jq '.nodes[0].attempt')" = 1 ] \
   || fail "during-cut was dispatched again"
-check_pass "cut off past the autonomy window: conservative mode entered and left, nothing lost or run twice"
+grep -q "REJECTED" <(cli -o json task events --task-id while-cut) && fail "while-cut was rejected by the agent"
+check_pass "cut off past the autonomy window: conservative mode entered and left (blocked_reason conservative_mode meanwhile), nothing lost or run twice"
 
 # 2. The WAL is deleted while the agent is down, with a task running.
 submit_exec lost-run "$JOURNAL; sleep 2"
