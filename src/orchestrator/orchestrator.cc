@@ -149,31 +149,43 @@ Result<Orchestrator::ReconcileOutcome> Orchestrator::Reconcile(const std::string
       if (!changed.ok()) return changed.status();
       out.repaired += *changed;
       reconcile_repairs_.fetch_add(*changed);
-      // Unknown to the store: nothing to repair, but an operator must know.
-      std::vector<DriftItem> fresh;
-      {
-        std::lock_guard<std::mutex> lock(mu_);
-        if (alerted_unknown_.size() > 100'000) alerted_unknown_.clear();  // a bound
-        for (const DriftItem& d : *drift) {
-          if (d.action != DriftAction::kUnknownToStore) continue;
-          if (alerted_unknown_.emplace(d.node_id, d.task_id, d.attempt).second) fresh.push_back(d);
-        }
-      }
-      auto alerts = RaiseDriftAlerts(store_, fresh);
+      auto alerts = AlertUnknownToStore(*drift);
       if (!alerts.ok()) return alerts.status();
       out.alerts += *alerts;
-      reconcile_alerts_.fetch_add(*alerts);
-      for (const DriftItem& d : fresh) {
-        if (options_.alert) {
-          options_.alert("node " + d.node_id + " runs task " + d.task_id +
-                         " that the store does not know (unknown_to_store): " + d.detail);
-        }
-      }
     }
     out.drift.insert(out.drift.end(), drift->begin(), drift->end());
   }
   if (out.repaired > 0) Kick();
   return out;
+}
+
+Result<int> Orchestrator::AlertUnknownToStore(const std::vector<DriftItem>& drift) {
+  // Nothing to repair, but an operator must know; once per (node, task,
+  // attempt), not at every snapshot.
+  std::vector<DriftItem> fresh;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (alerted_unknown_.size() > 100'000) alerted_unknown_.clear();  // a bound
+    for (const DriftItem& d : drift) {
+      if (d.action != DriftAction::kUnknownToStore) continue;
+      if (alerted_unknown_.emplace(d.node_id, d.task_id, d.attempt).second) fresh.push_back(d);
+    }
+  }
+  auto written = RaiseDriftAlerts(store_, fresh);
+  if (!written.ok()) {
+    // Not recorded: forget them so the next snapshot tries again.
+    std::lock_guard<std::mutex> lock(mu_);
+    for (const DriftItem& d : fresh) alerted_unknown_.erase({d.node_id, d.task_id, d.attempt});
+    return written.status();
+  }
+  reconcile_alerts_.fetch_add(*written);
+  for (const DriftItem& d : fresh) {
+    if (options_.alert) {
+      options_.alert("node " + d.node_id + " runs task " + d.task_id +
+                     " that the store does not know (unknown_to_store): " + d.detail);
+    }
+  }
+  return *written;
 }
 
 Liveness Orchestrator::NodeLiveness(const store::NodeInfo& node) const {

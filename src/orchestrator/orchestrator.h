@@ -172,6 +172,9 @@ class Orchestrator final : public SessionHost {
   std::shared_ptr<SessionHandle> AnySession(const std::string& node_id) const;
   bool Admit();
   Result<std::vector<DriftItem>> DriftOf(const NodeSnapshot& snapshot);
+  // Writes an alert row for each unknown-to-store item not alerted before;
+  // returns how many were written.
+  Result<int> AlertUnknownToStore(const std::vector<DriftItem>& drift);
   // The spec of a task, cached (specs never change once stored).
   std::shared_ptr<const TaskSpec> Spec(const std::string& task_id);
   // Records why a row is not moving, once per distinct reason.

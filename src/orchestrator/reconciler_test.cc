@@ -125,16 +125,5 @@ TEST(ReconcilerTest, UnknownToStoreWritesOneAlertRowPerTask) {
   std::filesystem::remove_all(dir);
 }
 
-TEST(ReconcilerTest, ASessionIsConservativeUntilReady) {
-  SessionHandle h("edge-1");
-  EXPECT_FALSE(h.conservative());
-  h.SetConservative(true);  // its Hello said so
-  EXPECT_TRUE(h.conservative());
-  EXPECT_FALSE(h.ready());
-  h.MarkReady();  // the SnapshotAck just sent takes it out of the mode
-  EXPECT_FALSE(h.conservative());
-  EXPECT_TRUE(h.ready());
-}
-
 }  // namespace
 }  // namespace apollo::orchestrator
