@@ -21,11 +21,13 @@ namespace {
 using apollo::agent::AgentConfig;
 
 // Test-only knobs (hidden from --help): fault-injection tests need an
-// autonomy window of seconds, below the 30 s the config file allows, and a
-// snapshot held back after reconnect to watch the center meanwhile.
+// autonomy window of seconds, below the 30 s the config file allows, a
+// snapshot held back after reconnect to watch the center meanwhile, and an
+// agent that takes intents at a known slow rate (overload tests).
 struct TestKnobs {
   int64_t autonomy_window_ms = 0;
   int64_t snapshot_delay_ms = 0;
+  int64_t intent_delay_ms = 0;
 };
 
 int Run(const AgentConfig& config, const TestKnobs& knobs) {
@@ -80,6 +82,7 @@ int Run(const AgentConfig& config, const TestKnobs& knobs) {
   }
   session_options.max_backoff = config.reconnect.max_backoff;
   session_options.test_snapshot_delay = std::chrono::milliseconds(knobs.snapshot_delay_ms);
+  session_options.test_intent_delay = std::chrono::milliseconds(knobs.intent_delay_ms);
   apollo::agent::Session session(session_options, **wal, clock);
 
   apollo::agent::ExecutorOptions exec_options;
@@ -132,6 +135,7 @@ int main(int argc, char** argv) {
   TestKnobs knobs;
   app.add_option("--test-autonomy-window-ms", knobs.autonomy_window_ms)->group("");
   app.add_option("--test-snapshot-delay-ms", knobs.snapshot_delay_ms)->group("");
+  app.add_option("--test-intent-delay-ms", knobs.intent_delay_ms)->group("");
   std::string dump_dir;
   app.add_option("--dump-wal", dump_dir,
                  "print every event in this WAL directory as JSON lines and exit (read-only)");

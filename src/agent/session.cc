@@ -290,6 +290,7 @@ void Session::Handle(const CenterMessage& msg) {
   switch (msg.msg_case()) {
     case CenterMessage::kIntents:
       for (const auto& i : msg.intents().intents()) {
+        if (options_.test_intent_delay.count() > 0 && !SleepFor(options_.test_intent_delay)) return;
         if (executor_) (void)executor_->Deliver(FromProto(i));
       }
       break;

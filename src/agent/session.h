@@ -51,6 +51,11 @@ struct SessionOptions {
   // test can watch the center while the agent is connected but not yet
   // reconciled (e.g. still in conservative mode). Zero in production.
   Duration test_snapshot_delay{0};
+  // Test only: a pause before each received intent is handed to the
+  // executor, so the agent takes work at a known, slow rate (a slow disk or
+  // CPU) and the backlog stays in the center's dispatch queue. Zero in
+  // production.
+  Duration test_intent_delay{0};
   // Where the session reports what an operator should know (mode changes,
   // reconnects). Null: silent.
   std::function<void(const std::string&)> log;

@@ -75,21 +75,26 @@ total=$(awk '{s+=$1} END {print s}' "$E2E_DIR/retry-rate")
 check_pass "200 tasks failing at once: 200 retries, peak $peak/s within the bucket (20/s, burst 10)"
 
 # ---- 3: a 5,000-task burst against one slow agent, fresh store and agent.
-# The agent runs one task at a time (max_concurrency 1), each a 2 ms sleep:
-# it drains a few hundred tasks a second at best, so a burst submitted in
-# files of 250 fills the queue (capacity 1,000) past 80 % (alert) and 90 %
-# (pause); refused files are resubmitted until accepted, as a client should.
+# The agent takes an intent every 4 ms at best (--test-intent-delay-ms: a
+# slow disk or CPU; an agent accepts, i.e. logs ACCEPTED, on receipt, so
+# only a slow taker keeps the backlog in the center's dispatch queue, which
+# is what the watermarks measure) and runs one task at a time
+# (max_concurrency 1), each a 2 ms sleep. A burst submitted in files of 250
+# fills the queue (capacity 1,000) past 80 % (alert) and 90 % (pause);
+# refused files are resubmitted until accepted, as a client should. The ack
+# timeout is long enough that the backlog is not re-sent while it waits.
 kill_agent edge-1
 kill_orchestrator
 cat >"$E2E_DIR/orchestrator2.yaml" <<YAML
 dispatch_interval: 1
+ack_timeout: 60
 queue: {capacity: 1000, alert_at: 0.8, pause_at: 0.9}
 YAML
 ORCH_PORT=""
 STORE_FILE=burst.db start_orchestrator --config "$E2E_DIR/orchestrator2.yaml"
 rm -rf "$E2E_DIR/edge-1"
 printf 'max_concurrency: 1\n' >"$E2E_DIR/slow-agent.yaml"
-start_agent edge-1 --config "$E2E_DIR/slow-agent.yaml"
+start_agent edge-1 --config "$E2E_DIR/slow-agent.yaml" --test-intent-delay-ms 4
 wait_until 20 "agent connected" all_connected edge-1
 BURST=5000 FILE_SIZE=250
 refused=0 resumed_after_refusal=0 accepted=0
