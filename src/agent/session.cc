@@ -283,11 +283,15 @@ void Session::WriterLoop(Stream* stream) {
 
 void Session::Handle(const CenterMessage& msg) {
   switch (msg.msg_case()) {
-    case CenterMessage::kIntents:
-      for (const auto& i : msg.intents().intents()) {
-        if (executor_) (void)executor_->Deliver(FromProto(i));
-      }
+    case CenterMessage::kIntents: {
+      // One message, one WAL group commit for all its intents.
+      if (!executor_) break;
+      std::vector<IntentRequest> requests;
+      requests.reserve(msg.intents().intents_size());
+      for (const auto& i : msg.intents().intents()) requests.push_back(FromProto(i));
+      (void)executor_->DeliverBatch(requests);
       break;
+    }
     case CenterMessage::kAck: {
       uint64_t seq = std::min(msg.ack().acked_seq(), wal_.last_seq());
       if (seq > wal_.acked_seq()) (void)wal_.MarkAcked(seq);

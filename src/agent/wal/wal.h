@@ -107,6 +107,12 @@ class Wal final {
   // event fails ValidateEvent or names a node other than WalOptions::node_id.
   Result<uint64_t> AppendEvent(Event event);
 
+  // AppendEvent for several events at once: consecutive seqs, queued under
+  // one lock and made durable by one group commit (one fdatasync for the
+  // lot), returned in order. All or nothing: an invalid event fails the
+  // call before anything is queued.
+  Result<std::vector<uint64_t>> AppendEvents(std::vector<Event> events);
+
   // The center durably stored every event up to `seq`. Logs the watermark
   // (durably) and removes segments that became removable (see WalOptions).
   // A watermark at or below the current one is a no-op; InvalidArgument if
