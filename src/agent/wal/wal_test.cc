@@ -111,6 +111,39 @@ TEST(Wal, RotatesAndReadsEverySegment) {
   EXPECT_EQ(*wal->AppendEvent(MakeEvent(0)), 201u);
 }
 
+TEST(Wal, AppendEventsIsOneGroupCommitAndAllOrNothing) {
+  TempDir tmp;
+  ManualClock clock;
+  {
+    WalOptions opts;
+    opts.node_id = "node-1";
+    auto wal = OpenOrDie(tmp.path(), opts, clock);
+    ASSERT_TRUE(wal);
+    ASSERT_TRUE(wal->AppendEvent(MakeEvent(0)).ok());
+    const uint64_t syncs = wal->stats().syncs;
+    std::vector<Event> batch;
+    for (int i = 1; i <= 30; ++i) batch.push_back(MakeEvent(i));
+    Result<std::vector<uint64_t>> seqs = wal->AppendEvents(batch);
+    ASSERT_TRUE(seqs.ok()) << seqs.status().ToString();
+    ASSERT_EQ(seqs->size(), 30u);
+    for (size_t i = 0; i < 30; ++i) EXPECT_EQ((*seqs)[i], i + 2);
+    EXPECT_EQ(wal->stats().syncs - syncs, 1u);
+    // One bad event fails the call and queues nothing.
+    std::vector<Event> bad = {MakeEvent(40), MakeEvent(41)};
+    bad[1].node_id = "someone-else";
+    EXPECT_EQ(wal->AppendEvents(bad).status().code(), StatusCode::kInvalidArgument);
+    EXPECT_EQ(wal->last_seq(), 31u);
+    EXPECT_TRUE(wal->AppendEvents({})->empty());
+    ASSERT_TRUE(wal->Close().ok());
+  }
+  auto wal = OpenOrDie(tmp.path(), {}, clock);
+  ASSERT_TRUE(wal);
+  Result<std::vector<Event>> events = wal->ReadUnacked();
+  ASSERT_TRUE(events.ok());
+  ASSERT_EQ(events->size(), 31u);
+  for (size_t i = 0; i < events->size(); ++i) EXPECT_EQ((*events)[i].sequence_number, i + 1);
+}
+
 TEST(Wal, ConcurrentAppendersAreDurableWithDistinctSeqs) {
   TempDir tmp;
   ManualClock clock;
