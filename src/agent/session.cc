@@ -294,7 +294,10 @@ void Session::Handle(const CenterMessage& msg) {
     }
     case CenterMessage::kAck: {
       uint64_t seq = std::min(msg.ack().acked_seq(), wal_.last_seq());
-      if (seq > wal_.acked_seq()) (void)wal_.MarkAcked(seq);
+      // Lazy: no fdatasync of its own (it rides with the next append), so
+      // the stream's reader is not held up by the disk. A watermark lost in
+      // a crash only means a resend that the store deduplicates.
+      if (seq > wal_.acked_seq()) (void)wal_.MarkAckedLazy(seq);
       MaybeSynced();
       break;
     }

@@ -83,6 +83,7 @@ Wal::Wal(std::string dir, const WalOptions& options, const Clock& clock, Recover
       recovered_(std::move(log.state)),
       last_seq_(recovered_.last_seq),
       acked_seq_(recovered_.acked_seq),
+      durable_acked_seq_(recovered_.acked_seq),
       segments_(std::move(log.segments)),
       checkpoint_segment_(log.checkpoint_segment),
       written_last_seq_(recovered_.last_seq) {}
@@ -290,6 +291,8 @@ void Wal::WriterLoop() {
       if (b.checkpoint) {
         checkpoint_segment_ = seg.index;
       }
+      // Every ACK record up to b.acked was queued before this batch was cut.
+      durable_acked_seq_ = std::max(durable_acked_seq_, b.acked);
       stats_.records += b.records;
       stats_.bytes += b.data.size();
       ++stats_.syncs;

@@ -144,6 +144,33 @@ TEST(Wal, AppendEventsIsOneGroupCommitAndAllOrNothing) {
   for (size_t i = 0; i < events->size(); ++i) EXPECT_EQ((*events)[i].sequence_number, i + 1);
 }
 
+TEST(Wal, MarkAckedLazyCostsNoSyncAndBecomesDurableWithTheNextCommit) {
+  TempDir tmp;
+  ManualClock clock;
+  {
+    auto wal = OpenOrDie(tmp.path(), {}, clock);
+    ASSERT_TRUE(wal);
+    for (int i = 0; i < 5; ++i) ASSERT_TRUE(wal->AppendEvent(MakeEvent(i)).ok());
+    const uint64_t syncs = wal->stats().syncs;
+    ASSERT_TRUE(wal->MarkAckedLazy(3).ok());
+    EXPECT_EQ(wal->acked_seq(), 3u);
+    EXPECT_EQ(wal->stats().syncs, syncs);  // nothing written yet
+    EXPECT_EQ(wal->ReadUnacked()->size(), 2u);
+    EXPECT_EQ(wal->MarkAckedLazy(9).code(), StatusCode::kInvalidArgument);
+    ASSERT_TRUE(wal->MarkAckedLazy(2).ok());  // below the watermark: a no-op
+    EXPECT_EQ(wal->acked_seq(), 3u);
+    ASSERT_TRUE(wal->AppendEvent(MakeEvent(5)).ok());  // carries the ACK record
+    EXPECT_EQ(wal->stats().syncs, syncs + 1);
+    ASSERT_TRUE(wal->MarkAckedLazy(4).ok());
+    ASSERT_TRUE(wal->Close().ok());  // drains the queued ACK
+  }
+  auto wal = OpenOrDie(tmp.path(), {}, clock);
+  ASSERT_TRUE(wal);
+  EXPECT_EQ(wal->acked_seq(), 4u);
+  EXPECT_EQ(wal->last_seq(), 6u);
+  EXPECT_EQ(wal->ReadUnacked()->size(), 2u);
+}
+
 TEST(Wal, ConcurrentAppendersAreDurableWithDistinctSeqs) {
   TempDir tmp;
   ManualClock clock;
