@@ -69,6 +69,24 @@ Result<uint64_t> Executor::Log(Event e) {
   return seq;
 }
 
+Status Executor::LogBatch(std::vector<Event> events) {
+  if (events.empty()) return Status::Ok();
+  {
+    std::shared_lock<std::shared_mutex> cp(checkpoint_mu_);
+    auto seqs = wal_.AppendEvents(events);
+    if (!seqs.ok()) return seqs.status();
+    std::lock_guard<std::mutex> lock(mu_);
+    for (size_t i = 0; i < events.size(); ++i) {
+      events[i].sequence_number = (*seqs)[i];
+      table_.ApplyEvent(events[i]);
+    }
+  }
+  for (const Event& e : events) sink_.OnDurableEvent(e);
+  events_since_checkpoint_.fetch_add(events.size());
+  MaybeCheckpoint();
+  return Status::Ok();
+}
+
 void Executor::MaybeCheckpoint() {
   if (options_.checkpoint_every == 0) return;
   uint64_t n = events_since_checkpoint_.load();
@@ -123,70 +141,85 @@ Result<std::string> Executor::Recover() {
 }
 
 Result<Delivery> Executor::Deliver(const IntentRequest& req) {
-  Claim claim = Claim::kAlreadyFinished;
-  LocalTask known;
-  bool reject = false;
+  auto r = DeliverBatch(std::vector<IntentRequest>{req});
+  if (!r.ok()) return r.status();
+  return r->front();
+}
+
+Result<std::vector<Delivery>> Executor::DeliverBatch(const std::vector<IntentRequest>& requests) {
+  // Decided under one lock, intent by intent (a repeat within the batch
+  // sees the claim made before it); logged together; queued to run only
+  // once their ACCEPTED is durable.
+  std::vector<Delivery> out(requests.size(), Delivery::kAlreadyFinished);
+  std::vector<Event> events;
+  std::vector<size_t> claimed;  // indexes of kNew claims, in order
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (stopping_) return Status::FailedPrecondition("the agent is shutting down");
-    if (conservative_.load()) {
-      // Repeats of known work are still answered; only new work is refused.
-      const LocalTask* t = table_.Find(req.task_id);
-      reject = t == nullptr || (t->state != TaskState::kRunning &&
-                                t->state != TaskState::kSucceeded && req.attempt > t->attempt);
-    }
-    if (!reject) {
-      claim = table_.ClaimTask(req.task_id, req.attempt, req.intent, ToUnixMicros(clock_.Now()));
-      known = *table_.Find(req.task_id);
-      if (claim == Claim::kNew) {
-        auto run = std::make_shared<Run>();
-        run->request = req;
-        runs_[req.task_id] = run;
+    for (size_t i = 0; i < requests.size(); ++i) {
+      const IntentRequest& req = requests[i];
+      if (conservative_.load()) {
+        // Repeats of known work are still answered; only new work is refused.
+        const LocalTask* t = table_.Find(req.task_id);
+        bool reject = t == nullptr || (t->state != TaskState::kRunning &&
+                                       t->state != TaskState::kSucceeded && req.attempt > t->attempt);
+        if (reject) {
+          events.push_back(MakeEvent(
+              req.task_id, req.attempt, EventType::kRejected,
+              {{"reason", "conservative_mode"},
+               {"error", "agent is in conservative mode (cut off from the center past "
+                         "its autonomy window); it takes no new work until it "
+                         "reconnects"}}));
+          out[i] = Delivery::kRejected;
+          continue;
+        }
+      }
+      Claim claim = table_.ClaimTask(req.task_id, req.attempt, req.intent, ToUnixMicros(clock_.Now()));
+      const LocalTask known = *table_.Find(req.task_id);
+      switch (claim) {
+        case Claim::kNew: {
+          auto run = std::make_shared<Run>();
+          run->request = req;
+          runs_[req.task_id] = run;
+          claimed.push_back(i);
+          events.push_back(MakeEvent(req.task_id, req.attempt, EventType::kAccepted,
+                                     {{"intent", req.intent}}));
+          out[i] = Delivery::kAccepted;
+          break;
+        }
+        case Claim::kAlreadyRunning:
+          // Until its ACCEPTED is durable the claimant answers for the task.
+          if (known.accepted_logged) {
+            events.push_back(MakeEvent(req.task_id, known.attempt, EventType::kAlreadyRunning, nullptr));
+          }
+          out[i] = Delivery::kAlreadyRunning;
+          break;
+        case Claim::kAlreadyDone: {
+          auto result = nlohmann::json::parse(
+              known.result_json.empty() ? "{}" : known.result_json, nullptr, false);
+          events.push_back(MakeEvent(req.task_id, known.attempt, EventType::kAlreadyDone,
+                                     {{"result", result}}));
+          out[i] = Delivery::kAlreadyDone;
+          break;
+        }
+        case Claim::kAlreadyFinished: out[i] = Delivery::kAlreadyFinished; break;
       }
     }
   }
-  if (reject) {
-    auto r = Log(MakeEvent(req.task_id, req.attempt, EventType::kRejected,
-                           {{"reason", "conservative_mode"},
-                            {"error", "agent is in conservative mode (cut off from the center past "
-                                      "its autonomy window); it takes no new work until it "
-                                      "reconnects"}}));
-    if (!r.ok()) return r.status();
-    return Delivery::kRejected;
+  Status logged = LogBatch(std::move(events));
+  std::lock_guard<std::mutex> lock(mu_);
+  for (size_t i : claimed) {
+    const IntentRequest& req = requests[i];
+    if (!logged.ok()) {
+      runs_.erase(req.task_id);
+      table_.Forget(req.task_id);
+      continue;
+    }
+    queue_.push({static_cast<int>(req.priority), next_order_++, req.task_id});
   }
-  switch (claim) {
-    case Claim::kNew: {
-      auto r = Log(MakeEvent(req.task_id, req.attempt, EventType::kAccepted,
-                             {{"intent", req.intent}}));
-      std::lock_guard<std::mutex> lock(mu_);
-      if (!r.ok()) {
-        runs_.erase(req.task_id);
-        table_.Forget(req.task_id);
-        return r.status();
-      }
-      queue_.push({static_cast<int>(req.priority), next_order_++, req.task_id});
-      work_cv_.notify_one();
-      return Delivery::kAccepted;
-    }
-    case Claim::kAlreadyRunning: {
-      // Until its ACCEPTED is durable the claimant answers for the task.
-      if (known.accepted_logged) {
-        auto r = Log(MakeEvent(req.task_id, known.attempt, EventType::kAlreadyRunning, nullptr));
-        if (!r.ok()) return r.status();
-      }
-      return Delivery::kAlreadyRunning;
-    }
-    case Claim::kAlreadyDone: {
-      auto result = nlohmann::json::parse(known.result_json.empty() ? "{}" : known.result_json,
-                                          nullptr, false);
-      auto r = Log(MakeEvent(req.task_id, known.attempt, EventType::kAlreadyDone,
-                             {{"result", result}}));
-      if (!r.ok()) return r.status();
-      return Delivery::kAlreadyDone;
-    }
-    case Claim::kAlreadyFinished: return Delivery::kAlreadyFinished;
-  }
-  return Status::Internal("unreachable delivery state");
+  if (!logged.ok()) return logged;
+  if (!claimed.empty()) work_cv_.notify_all();
+  return out;
 }
 
 Status Executor::Cancel(const std::string& task_id, uint32_t attempt) {

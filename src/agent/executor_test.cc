@@ -178,6 +178,45 @@ TEST_F(ExecutorTest, TheSameIntentDelivered100TimesConcurrentlyRunsOnce) {
   EXPECT_EQ(runs.load(), 1);
 }
 
+TEST_F(ExecutorTest, ABatchOfIntentsSharesOneWalCommitAndAnswersRepeatsInOrder) {
+  Start(1);
+  // Occupy the only slot so nothing below runs before we look.
+  ASSERT_TRUE(executor_->Deliver(Intent("blocker", "sleep", {{"seconds", 1.0}})).ok());
+  ASSERT_TRUE(WaitStarted("blocker"));
+  const uint64_t syncs_before = wal_->stats().syncs;
+  std::vector<IntentRequest> batch;
+  for (int i = 0; i < 50; ++i) batch.push_back(Intent("b" + std::to_string(i), "noop"));
+  batch.push_back(Intent("blocker", "sleep", {{"seconds", 1.0}}));  // a repeat, running
+  batch.push_back(Intent("b0", "noop"));  // a repeat within the batch itself
+  auto d = executor_->DeliverBatch(batch);
+  ASSERT_TRUE(d.ok()) << d.status().ToString();
+  ASSERT_EQ(d->size(), batch.size());
+  for (int i = 0; i < 50; ++i) EXPECT_EQ((*d)[i], Delivery::kAccepted) << i;
+  EXPECT_EQ((*d)[50], Delivery::kAlreadyRunning);
+  EXPECT_EQ((*d)[51], Delivery::kAlreadyRunning);
+  // 50 ACCEPTED + 1 ALREADY_RUNNING, one group commit (the sleeping
+  // blocker logs nothing meanwhile).
+  EXPECT_EQ(wal_->stats().syncs - syncs_before, 1u);
+  auto unacked = wal_->ReadUnacked();
+  ASSERT_TRUE(unacked.ok());
+  size_t accepted = 0;
+  for (const Event& e : *unacked) accepted += e.type == EventType::kAccepted ? 1 : 0;
+  EXPECT_EQ(accepted, 51u);  // the blocker's and the batch's 50
+  EXPECT_EQ(link_->Of("b0", EventType::kAccepted).size(), 1u);
+  EXPECT_EQ(link_->Of("blocker", EventType::kAlreadyRunning).size(), 1u);
+  // Each runs once, after its ACCEPTED was durable.
+  for (int i = 0; i < 50; ++i) {
+    ASSERT_TRUE(link_->WaitFor("b" + std::to_string(i), EventType::kSucceeded)) << i;
+  }
+  EXPECT_EQ(link_->Of("b0", EventType::kSucceeded).size(), 1u);
+  // A repeat of the whole batch is answered from the cache, nothing runs.
+  auto again = executor_->DeliverBatch(std::vector<IntentRequest>(batch.begin(), batch.begin() + 50));
+  ASSERT_TRUE(again.ok());
+  for (Delivery x : *again) EXPECT_EQ(x, Delivery::kAlreadyDone);
+  EXPECT_EQ(link_->Of("b7", EventType::kAlreadyDone).size(), 1u);
+  EXPECT_EQ(link_->Of("b7", EventType::kAccepted).size(), 1u);
+}
+
 TEST_F(ExecutorTest, HigherPriorityStartsFirst) {
   std::mutex mu;
   std::vector<std::string> order;

@@ -3,7 +3,10 @@
 // timeout, retry decisions, cancelling downstream of a failed dependency.
 // Every change goes through StateStore::Transition (checked, versioned,
 // in the history); intents are sent only after the store committed the
-// dispatch, so a crash in between re-sends rather than loses.
+// dispatch, so a crash in between re-sends rather than loses. A pass
+// commits its row changes in chunks (one transaction per chunk, not per
+// row: the commit's fsync is the cost) and sends each chunk's intents as
+// soon as the chunk committed.
 #include "orchestrator/orchestrator.h"
 
 #include <algorithm>
@@ -32,20 +35,57 @@ void Orchestrator::DispatchLoop() {
 
 size_t Orchestrator::DispatchPass() {
   UpdateWatermarks();
+  FlushHeartbeats(/*force=*/false);
   auto due = store_.DueWork(clock_.Now(), options_.due_batch);
   if (!due.ok()) return 0;  // store unavailable: try again next tick
-  Outbox out;
+  const size_t chunk = static_cast<size_t>(std::max(1, options_.dispatch_chunk));
+  Pass pass;
   for (const store::DueItem& item : *due) {
     switch (item.kind) {
       case store::DueKind::kDispatch:
-      case store::DueKind::kRetry: HandleDispatch(item, out); break;
-      case store::DueKind::kAckTimeout: HandleAckTimeout(item, out); break;
-      case store::DueKind::kExecTimeout: HandleExecTimeout(item); break;
-      case store::DueKind::kRetryDecision: HandleRetryDecision(item); break;
-      case store::DueKind::kUpstreamFailed: HandleUpstreamFailed(item); break;
+      case store::DueKind::kRetry: HandleDispatch(item, pass); break;
+      case store::DueKind::kAckTimeout: HandleAckTimeout(item, pass); break;
+      case store::DueKind::kExecTimeout: HandleExecTimeout(item, pass); break;
+      case store::DueKind::kRetryDecision: HandleRetryDecision(item, pass); break;
+      case store::DueKind::kUpstreamFailed: HandleUpstreamFailed(item, pass); break;
       case store::DueKind::kNone: break;
     }
+    if (pass.staged.size() >= chunk) CommitStaged(pass);
   }
+  CommitStaged(pass);
+  return due->size();
+}
+
+void Orchestrator::Stage(Pass& pass, store::TransitionRequest request,
+                         std::function<void(Outbox&)> on_applied) {
+  pass.staged.push_back(Staged{std::move(request), std::move(on_applied)});
+}
+
+void Orchestrator::CommitStaged(Pass& pass) {
+  if (pass.staged.empty()) return;
+  std::vector<store::TransitionRequest> requests;
+  requests.reserve(pass.staged.size());
+  for (const Staged& s : pass.staged) requests.push_back(s.request);
+  // One transaction for the chunk. Each row has its own outcome: a row
+  // someone else moved first (version conflict) is not applied and its
+  // follow-up does not run. A store error applies none of them; the rows
+  // stay due and the next pass tries again.
+  auto r = store_.Transition(requests);
+  if (r.ok()) {
+    for (size_t i = 0; i < pass.staged.size() && i < r->size(); ++i) {
+      if ((*r)[i].outcome != store::Outcome::kApplied) continue;
+      const Staged& s = pass.staged[i];
+      if (s.request.to && (IsFinal(*s.request.to) || IsFinalUnlessRetried(*s.request.to))) {
+        TaskMayHaveSettled(s.request.task_id);
+      }
+      if (s.on_applied) s.on_applied(pass.out);
+    }
+  }
+  pass.staged.clear();
+  SendOutbox(pass.out);
+}
+
+void Orchestrator::SendOutbox(Outbox& out) {
   // Queued intents for one node go out as one message, high priority first
   // (after an outage the backlog drains in priority order).
   for (auto& [node_id, intents] : out) {
@@ -60,7 +100,7 @@ size_t Orchestrator::DispatchPass() {
     for (auto& i : intents) *msg.mutable_intents()->add_intents() = std::move(i);
     session->Send(std::move(msg));
   }
-  return due->size();
+  out.clear();
 }
 
 std::shared_ptr<const TaskSpec> Orchestrator::Spec(const std::string& task_id) {
@@ -78,17 +118,7 @@ std::shared_ptr<const TaskSpec> Orchestrator::Spec(const std::string& task_id) {
   return spec;
 }
 
-bool Orchestrator::Apply(const store::TransitionRequest& request) {
-  auto r = store_.Transition(std::span<const store::TransitionRequest>(&request, 1));
-  bool applied = r.ok() && !r->empty() && (*r)[0].outcome == store::Outcome::kApplied;
-  if (applied && request.to &&
-      (IsFinal(*request.to) || IsFinalUnlessRetried(*request.to))) {
-    TaskMayHaveSettled(request.task_id);
-  }
-  return applied;
-}
-
-void Orchestrator::Block(const store::DueItem& item, const std::string& reason) {
+void Orchestrator::Block(Pass& pass, const store::DueItem& item, const std::string& reason) {
   auto key = std::make_pair(item.task_id, item.node_id);
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -106,7 +136,7 @@ void Orchestrator::Block(const store::DueItem& item, const std::string& reason) 
   if (item.kind == store::DueKind::kAckTimeout) {
     r.ack_deadline = clock_.Now() + options_.ack_timeout;
   }
-  Apply(r);
+  Stage(pass, std::move(r));
 }
 
 apollo::v1::Intent Orchestrator::MakeIntent(const TaskSpec& spec, uint32_t attempt) const {
@@ -125,43 +155,43 @@ apollo::v1::Intent Orchestrator::MakeIntent(const TaskSpec& spec, uint32_t attem
   return i;
 }
 
-std::string NodeAbsentReason(const Orchestrator& o, const std::string& node_id,
-                             store::StateStore& store) {
+std::string Orchestrator::NodeAbsentReason(Pass& pass, const std::string& node_id) {
   // The center learns of conservative mode only from the agent: while it
   // is cut off the node just shows as disconnected / lost; once it is back,
   // its Hello says conservative and it stays so until the center has
   // acknowledged its backlog and snapshot (then it is ready and takes work).
-  if (o.ConnectedConservative(node_id)) {
+  if (ConnectedConservative(node_id)) {
     return "conservative_mode (the agent was cut off past its autonomy window; it takes new "
            "work once its backlog and snapshot are reconciled)";
   }
-  if (o.Connected(node_id)) return "node_syncing (reconnected; reconciling before new work)";
-  auto nodes = store.ListNodes();
-  if (nodes.ok()) {
-    for (const auto& n : *nodes) {
-      if (n.node_id != node_id) continue;
-      if (!n.registered) return "node_not_registered";
-      std::string since = n.last_heartbeat ? " since " + FormatRfc3339(*n.last_heartbeat) : "";
-      return (o.NodeLiveness(n) == Liveness::kLost ? "node_lost" : "node_disconnected") + since;
-    }
+  if (Connected(node_id)) return "node_syncing (reconnected; reconciling before new work)";
+  if (!pass.nodes) {
+    auto nodes = store_.ListNodes();
+    pass.nodes = nodes.ok() ? std::move(*nodes) : std::vector<store::NodeInfo>{};
+  }
+  for (const auto& n : *pass.nodes) {
+    if (n.node_id != node_id) continue;
+    if (!n.registered) return "node_not_registered";
+    std::string since = n.last_heartbeat ? " since " + FormatRfc3339(*n.last_heartbeat) : "";
+    return (NodeLiveness(n) == Liveness::kLost ? "node_lost" : "node_disconnected") + since;
   }
   return "node_not_registered";
 }
 
-void Orchestrator::HandleDispatch(const store::DueItem& item, Outbox& out) {
+void Orchestrator::HandleDispatch(const store::DueItem& item, Pass& pass) {
   auto session = SessionFor(item.node_id);
   if (!session) {
-    Block(item, NodeAbsentReason(*this, item.node_id, store_));
+    Block(pass, item, NodeAbsentReason(pass, item.node_id));
     return;
   }
   auto spec = Spec(item.task_id);
   if (!spec) return;
   if (!breakers_.Allow(spec->intent, clock_.Now())) {
-    Block(item, "circuit_open " + spec->intent);
+    Block(pass, item, "circuit_open " + spec->intent);
     return;
   }
   if (item.kind == store::DueKind::kRetry && !retry_budget_.Take(clock_.Now())) {
-    Block(item, "retry_budget");
+    Block(pass, item, "retry_budget");
     return;
   }
   store::TransitionRequest r;
@@ -175,23 +205,25 @@ void Orchestrator::HandleDispatch(const store::DueItem& item, Outbox& out) {
   r.new_attempt = true;
   r.ack_deadline = clock_.Now() + options_.ack_timeout;
   r.detail = "sent to " + item.node_id;
-  if (!Apply(r)) return;  // someone else moved it first: nothing to send
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    blocked_.erase({item.task_id, item.node_id});
-  }
-  out[item.node_id].push_back(MakeIntent(*spec, item.attempt + 1));
+  // Sent only if applied: a row someone else moved first has nothing to send.
+  Stage(pass, std::move(r), [this, item, spec](Outbox& out) {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      blocked_.erase({item.task_id, item.node_id});
+    }
+    out[item.node_id].push_back(MakeIntent(*spec, item.attempt + 1));
+  });
 }
 
-void Orchestrator::HandleAckTimeout(const store::DueItem& item, Outbox& out) {
+void Orchestrator::HandleAckTimeout(const store::DueItem& item, Pass& pass) {
   auto session = SessionFor(item.node_id);
   auto spec = Spec(item.task_id);
   if (!session || !spec) {
-    Block(item, NodeAbsentReason(*this, item.node_id, store_));
+    Block(pass, item, NodeAbsentReason(pass, item.node_id));
     return;
   }
   if (!retry_budget_.Take(clock_.Now())) {
-    Block(item, "retry_budget");
+    Block(pass, item, "retry_budget");
     return;
   }
   // Not acknowledged: send the same intent again, same task_id and attempt.
@@ -204,11 +236,12 @@ void Orchestrator::HandleAckTimeout(const store::DueItem& item, Outbox& out) {
   r.ack_deadline = clock_.Now() + options_.ack_timeout;
   r.blocked_reason = "awaiting_ack since " + FormatRfc3339(clock_.Now());
   r.detail = "no acknowledgement; intent sent again";
-  if (!Apply(r)) return;
-  out[item.node_id].push_back(MakeIntent(*spec, item.attempt));
+  Stage(pass, std::move(r), [this, item, spec](Outbox& out) {
+    out[item.node_id].push_back(MakeIntent(*spec, item.attempt));
+  });
 }
 
-void Orchestrator::HandleExecTimeout(const store::DueItem& item) {
+void Orchestrator::HandleExecTimeout(const store::DueItem& item, Pass& pass) {
   // Ran past its timeout. A lost node cannot be asked; a live one is told
   // to stop. Either way the row times out and the retry policy decides.
   bool connected = Connected(item.node_id);
@@ -220,10 +253,14 @@ void Orchestrator::HandleExecTimeout(const store::DueItem& item) {
   r.expected_version = item.version;
   r.detail = connected ? "ran past its timeout; told the agent to stop it"
                        : "ran past its timeout and the node is not connected";
-  if (Apply(r) && connected) SendCancel(item.task_id, item.node_id, item.attempt, "timeout");
+  std::function<void(Outbox&)> then;
+  if (connected) {
+    then = [this, item](Outbox&) { SendCancel(item.task_id, item.node_id, item.attempt, "timeout"); };
+  }
+  Stage(pass, std::move(r), std::move(then));
 }
 
-void Orchestrator::HandleRetryDecision(const store::DueItem& item) {
+void Orchestrator::HandleRetryDecision(const store::DueItem& item, Pass& pass) {
   auto spec = Spec(item.task_id);
   if (!spec) return;
   RetryDecision d;
@@ -241,10 +278,10 @@ void Orchestrator::HandleRetryDecision(const store::DueItem& item) {
   r.next_attempt_at = clock_.Now() + d.delay;
   r.detail = "retry " + std::to_string(d.retry_number) + " of " +
              std::to_string(spec->retry_policy.max_retries);
-  Apply(r);
+  Stage(pass, std::move(r));
 }
 
-void Orchestrator::HandleUpstreamFailed(const store::DueItem& item) {
+void Orchestrator::HandleUpstreamFailed(const store::DueItem& item, Pass& pass) {
   store::TransitionRequest r;
   r.task_id = item.task_id;
   r.node_id = item.node_id;
@@ -252,7 +289,7 @@ void Orchestrator::HandleUpstreamFailed(const store::DueItem& item) {
   r.cause = store::Cause::kCancel;
   r.expected_version = item.version;
   r.detail = "cancelled: an upstream task did not succeed";
-  Apply(r);
+  Stage(pass, std::move(r));
 }
 
 }  // namespace apollo::orchestrator

@@ -48,6 +48,7 @@ void Orchestrator::Stop() {
   ingest_cv_.notify_all();
   if (dispatch_thread_.joinable()) dispatch_thread_.join();
   if (ingest_thread_.joinable()) ingest_thread_.join();
+  FlushHeartbeats(/*force=*/true);
 }
 
 void Orchestrator::Kick() {
@@ -218,6 +219,11 @@ grpc::Status Orchestrator::OnHello(const std::shared_ptr<SessionHandle>& handle,
   node.last_heartbeat = clock_.Now();
   node.registered = true;
   handle->SetConservative(node.mode == "conservative");
+  {
+    // An older heartbeat still in memory must not move it back.
+    std::lock_guard<std::mutex> lock(heartbeat_mu_);
+    heartbeats_.erase(node.node_id);
+  }
   if (Status s = store_.UpsertNode(node); !s.ok()) {
     return grpc::Status(grpc::StatusCode::UNAVAILABLE, "cannot register node: " + s.message());
   }
@@ -363,7 +369,27 @@ void Orchestrator::UpdateWatermarks() {
 void Orchestrator::OnHeartbeat(const std::shared_ptr<SessionHandle>& handle,
                                const apollo::v1::Heartbeat& hb) {
   std::string mode = hb.mode() == apollo::v1::AGENT_MODE_CONSERVATIVE ? "conservative" : "normal";
-  (void)store_.RecordHeartbeat(handle->node_id(), clock_.Now(), mode);
+  std::lock_guard<std::mutex> lock(heartbeat_mu_);
+  heartbeats_[handle->node_id()] = store::NodeHeartbeat{handle->node_id(), clock_.Now(), mode};
+}
+
+void Orchestrator::FlushHeartbeats(bool force) {
+  TimePoint now = clock_.Now();
+  if (!force && now - heartbeats_flushed_ < options_.heartbeat_flush) return;
+  heartbeats_flushed_ = now;
+  std::vector<store::NodeHeartbeat> beats;
+  {
+    std::lock_guard<std::mutex> lock(heartbeat_mu_);
+    if (heartbeats_.empty()) return;
+    beats.reserve(heartbeats_.size());
+    for (auto& [id, hb] : heartbeats_) beats.push_back(std::move(hb));
+    heartbeats_.clear();
+  }
+  if (!store_.RecordHeartbeats(beats).ok()) {
+    // Store unavailable: keep them for the next flush unless newer ones came.
+    std::lock_guard<std::mutex> lock(heartbeat_mu_);
+    for (auto& hb : beats) heartbeats_.try_emplace(hb.node_id, std::move(hb));
+  }
 }
 
 void Orchestrator::OnSnapshot(const std::shared_ptr<SessionHandle>& handle,

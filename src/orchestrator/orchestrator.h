@@ -17,6 +17,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <string>
 #include <thread>
@@ -39,9 +40,17 @@ struct OrchestratorOptions {
   Duration dispatch_interval = std::chrono::seconds(1);
   Duration ack_timeout = std::chrono::seconds(10);
   Duration heartbeat_interval = std::chrono::seconds(10);
+  // Heartbeats are kept in memory and written in one transaction this
+  // often (a commit per heartbeat was most of an idle fleet's cost).
+  // Liveness (suspect_after, lost_after) is read from the store, so it
+  // lags by at most this much.
+  Duration heartbeat_flush = std::chrono::seconds(1);
   Duration suspect_after = std::chrono::seconds(30);
   Duration lost_after = std::chrono::seconds(60);
   int due_batch = 2000;  // due rows handled per pass
+  // Row changes of a pass committed per store transaction; the intents of
+  // a chunk leave as soon as it committed.
+  int dispatch_chunk = 500;
   // Admission control: new agent sessions accepted per second; the rest are
   // told when to come back, so a center that restarts under a large fleet
   // is not knocked over by the reconnect storm.
@@ -162,6 +171,12 @@ class Orchestrator final : public SessionHost {
   // the node and task when there is one) and a line on options_.alert.
   void RaiseAlert(const std::string& kind, const std::string& node_id,
                   const std::string& task_id, const std::string& line);
+  // Writes the heartbeats received since the last flush in one store
+  // transaction, at most once per heartbeat_flush (dispatch thread).
+  void FlushHeartbeats(bool force);
+  void Alert(const std::string& line) const {
+    if (options_.alert) options_.alert(line);
+  }
 
   void IngestLoop();
   void DispatchLoop();
@@ -177,18 +192,41 @@ class Orchestrator final : public SessionHost {
   Result<int> AlertUnknownToStore(const std::vector<DriftItem>& drift);
   // The spec of a task, cached (specs never change once stored).
   std::shared_ptr<const TaskSpec> Spec(const std::string& task_id);
-  // Records why a row is not moving, once per distinct reason.
-  void Block(const store::DueItem& item, const std::string& reason);
   apollo::v1::Intent MakeIntent(const TaskSpec& spec, uint32_t attempt) const;
 
-  // Due-work handlers; each appends intents to send per node.
+  // A dispatch pass stages its row changes and commits them in chunks of
+  // at most options_.dispatch_chunk: one store Transition call (one
+  // transaction, one fsync) per chunk. Only then does each applied row run
+  // its follow-up (queue its intent, send a cancel); a row refused by the
+  // store (version conflict, illegal) simply does nothing. The queued
+  // intents of a chunk then go out, one message per node.
   using Outbox = std::map<std::string, std::vector<apollo::v1::Intent>>;
-  void HandleDispatch(const store::DueItem& item, Outbox& out);
-  void HandleAckTimeout(const store::DueItem& item, Outbox& out);
-  void HandleExecTimeout(const store::DueItem& item);
-  void HandleRetryDecision(const store::DueItem& item);
-  void HandleUpstreamFailed(const store::DueItem& item);
-  bool Apply(const store::TransitionRequest& request);
+  struct Staged {
+    store::TransitionRequest request;
+    std::function<void(Outbox&)> on_applied;  // may be empty
+  };
+  struct Pass {
+    std::vector<Staged> staged;
+    Outbox out;
+    // The node list, read once per pass and only if a row needs it.
+    std::optional<std::vector<store::NodeInfo>> nodes;
+  };
+  void Stage(Pass& pass, store::TransitionRequest request,
+             std::function<void(Outbox&)> on_applied = {});
+  // Commits what is staged, runs the follow-ups, sends the intents.
+  void CommitStaged(Pass& pass);
+  void SendOutbox(Outbox& out);
+  // Why a due row's node cannot take it now.
+  std::string NodeAbsentReason(Pass& pass, const std::string& node_id);
+  // Records why a row is not moving, once per distinct reason.
+  void Block(Pass& pass, const store::DueItem& item, const std::string& reason);
+
+  // Due-work handlers; each stages its row change in `pass`.
+  void HandleDispatch(const store::DueItem& item, Pass& pass);
+  void HandleAckTimeout(const store::DueItem& item, Pass& pass);
+  void HandleExecTimeout(const store::DueItem& item, Pass& pass);
+  void HandleRetryDecision(const store::DueItem& item, Pass& pass);
+  void HandleUpstreamFailed(const store::DueItem& item, Pass& pass);
 
   const OrchestratorOptions options_;
   store::StateStore& store_;
@@ -214,6 +252,12 @@ class Orchestrator final : public SessionHost {
   TokenBucket retry_budget_;
   Watermarks watermarks_;
   TimePoint watermarks_checked_{};  // dispatch thread only
+  TimePoint heartbeats_flushed_{};  // dispatch thread only
+
+  // Heartbeats not yet in the store, latest per node. Losing them in a
+  // crash costs at most heartbeat_flush of liveness information.
+  std::mutex heartbeat_mu_;
+  std::map<std::string, store::NodeHeartbeat> heartbeats_;  // guarded by heartbeat_mu_
 
   std::mutex ingest_mu_;
   std::condition_variable ingest_cv_;

@@ -1,5 +1,7 @@
 #include "orchestrator/submit.h"
 
+#include <map>
+#include <optional>
 #include <set>
 
 namespace apollo::orchestrator {
@@ -29,9 +31,14 @@ Status SubmitTaskFile(const apollo::v1::SubmitTasksRequest& req, store::StateSto
                       TaskIdGenerator& ids, apollo::v1::SubmitTasksResponse* resp) {
   const std::string file = req.file_name().empty() ? "<request>" : req.file_name();
   Status lookup_error;
+  // Dependencies outside the file: one lookup per distinct id (the store
+  // has no batch lookup; many tasks usually name the same few upstreams).
+  std::map<std::string, bool, std::less<>> known_tasks;
   auto exists = [&](std::string_view id) {
+    if (auto it = known_tasks.find(id); it != known_tasks.end()) return it->second;
     auto t = store.GetTask(id);
     if (!t.ok() && t.status().code() != StatusCode::kNotFound) lookup_error = t.status();
+    known_tasks.emplace(std::string(id), t.ok());
     return t.ok();
   };
   ParsedTasks parsed = ParseTaskFile(req.content(), file, ParseLimits{}, exists);
@@ -45,11 +52,33 @@ Status SubmitTaskFile(const apollo::v1::SubmitTasksRequest& req, store::StateSto
   }
   if (!parsed.ok()) return Status::Ok();
 
+  // Resolved once per distinct selector and the registered nodes read once
+  // per file, not per task: a file of 500 tasks is 500 selectors.
+  std::map<std::string, std::vector<std::string>> resolved;
+  std::optional<std::set<std::string>> registered;
   std::vector<store::NewTask> tasks;
   for (TaskSpec& spec : parsed.tasks) {
     if (spec.task_id_generated) spec.task_id = ids.Generate(spec.intent);
-    auto nodes = store.ResolveSelector(spec.target_selector);
-    if (!nodes.ok()) return nodes.status();
+    const TargetSelector& sel = spec.target_selector;
+    std::vector<std::string> nodes_storage;
+    const std::vector<std::string>* nodes = &sel.nodes;
+    if (sel.type != SelectorType::kNodes) {
+      std::string key = std::to_string(static_cast<int>(sel.type)) + '\n' + sel.key + '\n' +
+                        sel.value + '\n' + sel.group;
+      auto it = resolved.find(key);
+      if (it == resolved.end()) {
+        auto r = store.ResolveSelector(sel);
+        if (!r.ok()) return r.status();
+        it = resolved.emplace(std::move(key), std::move(*r)).first;
+      }
+      nodes = &it->second;
+    } else {
+      // kNodes resolves to the listed ids as given.
+      auto r = store.ResolveSelector(sel);
+      if (!r.ok()) return r.status();
+      nodes_storage = std::move(*r);
+      nodes = &nodes_storage;
+    }
     if (nodes->empty() && !spec.target_selector.allow_empty) {
       AddError(resp, file, 1,
                "task '" + spec.task_id + "': target_selector (" + Describe(spec.target_selector) +
@@ -57,14 +86,16 @@ Status SubmitTaskFile(const apollo::v1::SubmitTasksRequest& req, store::StateSto
       continue;
     }
     if (spec.target_selector.type == SelectorType::kNodes) {
-      auto known = store.ListNodes();
-      if (!known.ok()) return known.status();
-      std::set<std::string> registered;
-      for (const auto& n : *known) {
-        if (n.registered) registered.insert(n.node_id);
+      if (!registered) {
+        auto known = store.ListNodes();
+        if (!known.ok()) return known.status();
+        registered.emplace();
+        for (const auto& n : *known) {
+          if (n.registered) registered->insert(n.node_id);
+        }
       }
       for (const auto& n : *nodes) {
-        if (!registered.count(n)) {
+        if (!registered->count(n)) {
           resp->add_warnings("task '" + spec.task_id + "': node '" + n +
                              "' has never registered; its work waits (blocked_reason "
                              "node_not_registered)");

@@ -101,6 +101,10 @@ class StateStore {
   // Only the heartbeat time (and mode when non-empty); kNotFound if unknown.
   virtual Status RecordHeartbeat(std::string_view node_id, TimePoint at,
                                  std::string_view mode) = 0;
+  // Many heartbeats in one transaction (the orchestrator writes them
+  // periodically, not one commit each). Nodes not registered are skipped;
+  // returns how many were recorded.
+  virtual Result<int> RecordHeartbeats(std::span<const NodeHeartbeat> beats) = 0;
   virtual Result<std::vector<NodeInfo>> ListNodes() = 0;
   // Registered nodes matching the selector, sorted by node_id. kNodes returns
   // the listed ids as given (registered or not).

@@ -100,10 +100,20 @@ TEST_P(StoreConformanceTest, NodesAndSelectors) {
 
   ASSERT_TRUE(store().RecordHeartbeat("edge-b", clock_.Now(), "conservative").ok());
   EXPECT_EQ(store().RecordHeartbeat("nobody", clock_.Now(), "").code(), StatusCode::kNotFound);
+  // Batched: one transaction, unknown nodes skipped, the others recorded.
+  const TimePoint later = clock_.Now() + seconds(7);
+  std::vector<NodeHeartbeat> beats = {{"edge-a", later, ""}, {"nobody", later, "normal"}};
+  Result<int> recorded = store().RecordHeartbeats(beats);
+  ASSERT_TRUE(recorded.ok()) << recorded.status().ToString();
+  EXPECT_EQ(*recorded, 1);
+  EXPECT_EQ(*store().RecordHeartbeats({}), 0);
   Result<std::vector<NodeInfo>> nodes = store().ListNodes();
   ASSERT_TRUE(nodes.ok());
   ASSERT_EQ(nodes->size(), 3u);
   EXPECT_EQ(nodes->at(0).labels, a.labels);
+  ASSERT_TRUE(nodes->at(0).last_heartbeat.has_value());
+  EXPECT_EQ(ToUnixMicros(*nodes->at(0).last_heartbeat), ToUnixMicros(later));
+  EXPECT_EQ(nodes->at(0).mode, a.mode);  // an empty mode leaves it unchanged
   EXPECT_EQ(nodes->at(1).mode, "conservative");
   EXPECT_FALSE(nodes->at(2).registered);
 

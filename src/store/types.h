@@ -198,6 +198,13 @@ struct NodeInfo {
   bool registered = true;
 };
 
+// A node's heartbeat, for RecordHeartbeats.
+struct NodeHeartbeat {
+  std::string node_id;
+  TimePoint at;
+  std::string mode;  // empty: unchanged
+};
+
 // ----------------------------------------------------- alerts, retention --
 
 struct AlertRow {

@@ -83,6 +83,7 @@ Wal::Wal(std::string dir, const WalOptions& options, const Clock& clock, Recover
       recovered_(std::move(log.state)),
       last_seq_(recovered_.last_seq),
       acked_seq_(recovered_.acked_seq),
+      durable_acked_seq_(recovered_.acked_seq),
       segments_(std::move(log.segments)),
       checkpoint_segment_(log.checkpoint_segment),
       written_last_seq_(recovered_.last_seq) {}
@@ -193,35 +194,58 @@ Result<uint64_t> Wal::Append(RecordType type, std::string_view payload) {
 }
 
 Result<uint64_t> Wal::AppendEvent(Event event) {
-  if (!options_.node_id.empty()) {
-    if (event.node_id.empty()) {
-      event.node_id = options_.node_id;
+  std::vector<Event> one;
+  one.push_back(std::move(event));
+  auto seqs = AppendEvents(std::move(one));
+  if (!seqs.ok()) return seqs.status();
+  return seqs->front();
+}
+
+Result<std::vector<uint64_t>> Wal::AppendEvents(std::vector<Event> events) {
+  for (Event& event : events) {
+    if (!options_.node_id.empty()) {
+      if (event.node_id.empty()) {
+        event.node_id = options_.node_id;
+      }
+      if (event.node_id != options_.node_id) {
+        return Status::InvalidArgument("event of node " + event.node_id + " in the WAL of node " +
+                                       options_.node_id);
+      }
     }
-    if (event.node_id != options_.node_id) {
-      return Status::InvalidArgument("event of node " + event.node_id + " in the WAL of node " +
-                                     options_.node_id);
+    if (event.timestamp == TimePoint{}) {
+      event.timestamp = clock_.Now();
     }
+    event.sequence_number = 1;  // placeholder: the real one is assigned below
+    APOLLO_RETURN_IF_ERROR(ValidateEvent(event));
   }
-  if (event.timestamp == TimePoint{}) {
-    event.timestamp = clock_.Now();
-  }
-  event.sequence_number = 1;  // placeholder: the real one is assigned below
-  APOLLO_RETURN_IF_ERROR(ValidateEvent(event));
+  std::vector<uint64_t> seqs;
+  if (events.empty()) return seqs;
+  seqs.reserve(events.size());
   AppenderScope scope(appenders_);
   std::unique_lock<std::mutex> l(mu_);
   APOLLO_RETURN_IF_ERROR(UsableLocked());
-  // Assigned and queued under one lock, so log order is seq order.
-  uint64_t seq = last_seq_ + 1;
-  event.sequence_number = seq;
-  std::string bytes = EncodeEvent(event);
-  if (bytes.size() > kMaxPayloadSize) {
-    return Status::InvalidArgument("event too large");
+  // Encoded first, so a too-large event fails the call with nothing queued.
+  std::vector<std::string> encoded;
+  encoded.reserve(events.size());
+  for (size_t i = 0; i < events.size(); ++i) {
+    events[i].sequence_number = last_seq_ + 1 + i;
+    encoded.push_back(EncodeEvent(events[i]));
+    if (encoded.back().size() > kMaxPayloadSize) {
+      return Status::InvalidArgument("event too large");
+    }
   }
-  last_seq_ = seq;
-  pending_max_event_seq_ = seq;
-  uint64_t batch = EnqueueLocked(RecordType::kEvent, seq, bytes);
+  // Assigned and queued under one lock, so log order is seq order; all in
+  // the same batch, so one fdatasync covers them.
+  uint64_t batch = 0;
+  for (size_t i = 0; i < events.size(); ++i) {
+    uint64_t seq = events[i].sequence_number;
+    last_seq_ = seq;
+    pending_max_event_seq_ = seq;
+    batch = EnqueueLocked(RecordType::kEvent, seq, encoded[i]);
+    seqs.push_back(seq);
+  }
   APOLLO_RETURN_IF_ERROR(WaitDurable(l, batch));
-  return seq;
+  return seqs;
 }
 
 void Wal::GatherLocked(std::unique_lock<std::mutex>& lock) {
@@ -267,6 +291,8 @@ void Wal::WriterLoop() {
       if (b.checkpoint) {
         checkpoint_segment_ = seg.index;
       }
+      // Every ACK record up to b.acked was queued before this batch was cut.
+      durable_acked_seq_ = std::max(durable_acked_seq_, b.acked);
       stats_.records += b.records;
       stats_.bytes += b.data.size();
       ++stats_.syncs;

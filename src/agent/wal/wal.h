@@ -107,12 +107,26 @@ class Wal final {
   // event fails ValidateEvent or names a node other than WalOptions::node_id.
   Result<uint64_t> AppendEvent(Event event);
 
+  // AppendEvent for several events at once: consecutive seqs, queued under
+  // one lock and made durable by one group commit (one fdatasync for the
+  // lot), returned in order. All or nothing: an invalid event fails the
+  // call before anything is queued.
+  Result<std::vector<uint64_t>> AppendEvents(std::vector<Event> events);
+
   // The center durably stored every event up to `seq`. Logs the watermark
   // (durably) and removes segments that became removable (see WalOptions).
   // A watermark at or below the current one is a no-op; InvalidArgument if
   // `seq` exceeds the last assigned seq. An error from removing segments is
   // returned after the ack itself is durable; retrying is harmless.
   Status MarkAcked(uint64_t seq);
+
+  // MarkAcked without waiting for the disk: acked_seq() rises at once and
+  // the ACK record rides along with the next group commit (or Close); it
+  // costs no fdatasync of its own. Safe because an ack is only an
+  // optimisation: if a crash forgets it, the events above the durable
+  // watermark are resent on reconnect and the store deduplicates them by
+  // event_id. Segments are removed only on the strength of a durable ack.
+  Status MarkAckedLazy(uint64_t seq);
 
   // The center durably holds this node's events up to `seq`, more than this
   // log knows (the log was lost or wiped while the store kept them):
@@ -197,6 +211,9 @@ class Wal final {
   std::chrono::steady_clock::duration last_sync_time_{};
   uint64_t last_seq_ = 0;                          // guarded by mu_
   uint64_t acked_seq_ = 0;                         // guarded by mu_
+  // The highest ack whose record is durable (acked_seq_ may be ahead of it
+  // after MarkAckedLazy); what segment removal goes by.
+  uint64_t durable_acked_seq_ = 0;                 // guarded by mu_
   std::vector<SegmentMeta> segments_;              // guarded by mu_; back() is the active one
   uint64_t checkpoint_segment_ = 0;                // guarded by mu_
   std::map<uint64_t, TimePoint> removable_since_;  // guarded by mu_

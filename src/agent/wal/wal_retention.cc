@@ -27,6 +27,28 @@ Status Wal::MarkAcked(uint64_t seq) {
     // Raised only once the ack is durable, so no segment is removed on the
     // strength of an ack a crash could forget.
     acked_seq_ = std::max(acked_seq_, seq);
+    durable_acked_seq_ = std::max(durable_acked_seq_, seq);
+  }
+  return RemoveObsoleteSegments();
+}
+
+Status Wal::MarkAckedLazy(uint64_t seq) {
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    APOLLO_RETURN_IF_ERROR(UsableLocked());
+    if (seq > last_seq_) {
+      return Status::InvalidArgument("ack of seq " + std::to_string(seq) +
+                                     " beyond the last assigned seq " + std::to_string(last_seq_));
+    }
+    if (seq <= acked_seq_) {
+      return Status::Ok();
+    }
+    // Queued without waking the writer: it is written with whatever is
+    // appended next. Raised now, under the same lock, so any batch cut from
+    // here on carries the record (the writer's durable_acked_seq_ relies on it).
+    AppendRecord(&pending_, RecordType::kAck, last_seq_, EncodeFixed64(seq));
+    ++pending_records_;
+    acked_seq_ = seq;
   }
   return RemoveObsoleteSegments();
 }
@@ -40,6 +62,7 @@ Status Wal::AdvanceTo(uint64_t seq) {
   APOLLO_RETURN_IF_ERROR(WaitDurable(l, batch));
   l.lock();
   acked_seq_ = std::max(acked_seq_, seq);
+  durable_acked_seq_ = std::max(durable_acked_seq_, seq);
   return Status::Ok();
 }
 
@@ -62,7 +85,7 @@ Status Wal::RemoveObsoleteSegments() {
     // contiguous run of segments.
     for (size_t i = 0; i + 1 < segments_.size(); ++i) {
       const SegmentMeta& s = segments_[i];
-      bool removable = s.max_event_seq <= acked_seq_ &&
+      bool removable = s.max_event_seq <= durable_acked_seq_ &&
                        (!options_.require_checkpoint || s.index < checkpoint_segment_);
       if (!removable) {
         break;

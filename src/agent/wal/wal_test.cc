@@ -111,6 +111,66 @@ TEST(Wal, RotatesAndReadsEverySegment) {
   EXPECT_EQ(*wal->AppendEvent(MakeEvent(0)), 201u);
 }
 
+TEST(Wal, AppendEventsIsOneGroupCommitAndAllOrNothing) {
+  TempDir tmp;
+  ManualClock clock;
+  {
+    WalOptions opts;
+    opts.node_id = "node-1";
+    auto wal = OpenOrDie(tmp.path(), opts, clock);
+    ASSERT_TRUE(wal);
+    ASSERT_TRUE(wal->AppendEvent(MakeEvent(0)).ok());
+    const uint64_t syncs = wal->stats().syncs;
+    std::vector<Event> batch;
+    for (int i = 1; i <= 30; ++i) batch.push_back(MakeEvent(i));
+    Result<std::vector<uint64_t>> seqs = wal->AppendEvents(batch);
+    ASSERT_TRUE(seqs.ok()) << seqs.status().ToString();
+    ASSERT_EQ(seqs->size(), 30u);
+    for (size_t i = 0; i < 30; ++i) EXPECT_EQ((*seqs)[i], i + 2);
+    EXPECT_EQ(wal->stats().syncs - syncs, 1u);
+    // One bad event fails the call and queues nothing.
+    std::vector<Event> bad = {MakeEvent(40), MakeEvent(41)};
+    bad[1].node_id = "someone-else";
+    EXPECT_EQ(wal->AppendEvents(bad).status().code(), StatusCode::kInvalidArgument);
+    EXPECT_EQ(wal->last_seq(), 31u);
+    EXPECT_TRUE(wal->AppendEvents({})->empty());
+    ASSERT_TRUE(wal->Close().ok());
+  }
+  auto wal = OpenOrDie(tmp.path(), {}, clock);
+  ASSERT_TRUE(wal);
+  Result<std::vector<Event>> events = wal->ReadUnacked();
+  ASSERT_TRUE(events.ok());
+  ASSERT_EQ(events->size(), 31u);
+  for (size_t i = 0; i < events->size(); ++i) EXPECT_EQ((*events)[i].sequence_number, i + 1);
+}
+
+TEST(Wal, MarkAckedLazyCostsNoSyncAndBecomesDurableWithTheNextCommit) {
+  TempDir tmp;
+  ManualClock clock;
+  {
+    auto wal = OpenOrDie(tmp.path(), {}, clock);
+    ASSERT_TRUE(wal);
+    for (int i = 0; i < 5; ++i) ASSERT_TRUE(wal->AppendEvent(MakeEvent(i)).ok());
+    const uint64_t syncs = wal->stats().syncs;
+    ASSERT_TRUE(wal->MarkAckedLazy(3).ok());
+    EXPECT_EQ(wal->acked_seq(), 3u);
+    EXPECT_EQ(wal->stats().syncs, syncs);  // nothing written yet
+    EXPECT_EQ(wal->ReadUnacked()->size(), 2u);
+    EXPECT_EQ(wal->MarkAckedLazy(9).code(), StatusCode::kInvalidArgument);
+    ASSERT_TRUE(wal->MarkAckedLazy(2).ok());  // below the watermark: a no-op
+    EXPECT_EQ(wal->acked_seq(), 3u);
+    ASSERT_TRUE(wal->AppendEvent(MakeEvent(5)).ok());  // carries the ACK record
+    EXPECT_EQ(wal->stats().syncs, syncs + 1);
+    ASSERT_TRUE(wal->MarkAckedLazy(4).ok());
+    ASSERT_TRUE(wal->Close().ok());  // drains the queued ACK
+  }
+  auto wal = OpenOrDie(tmp.path(), {}, clock);
+  ASSERT_TRUE(wal);
+  EXPECT_EQ(wal->acked_seq(), 4u);
+  EXPECT_EQ(wal->last_seq(), 6u);
+  EXPECT_EQ(wal->ReadUnacked()->size(), 2u);
+}
+
 TEST(Wal, ConcurrentAppendersAreDurableWithDistinctSeqs) {
   TempDir tmp;
   ManualClock clock;

@@ -85,6 +85,23 @@ class SqliteStore final : public StateStore {
       return WriteHeartbeat(txn, id, at, m);
     });
   }
+  Result<int> RecordHeartbeats(std::span<const NodeHeartbeat> beats) override {
+    if (beats.empty()) return 0;
+    std::vector<NodeHeartbeat> copy(beats.begin(), beats.end());
+    int weight = static_cast<int>(copy.size());
+    return writer_
+        ->Submit<int>(weight, [b = std::move(copy)](WriteTxn& txn) -> Result<int> {
+          int recorded = 0;
+          for (const NodeHeartbeat& h : b) {
+            Status s = WriteHeartbeat(txn, h.node_id, h.at, h.mode);
+            if (s.code() == StatusCode::kNotFound) continue;  // not registered: skipped
+            APOLLO_RETURN_IF_ERROR(s);
+            ++recorded;
+          }
+          return recorded;
+        })
+        .get();
+  }
   Result<std::vector<NodeInfo>> ListNodes() override {
     return Read([&](Db& db) { return QueryNodes(db); });
   }
