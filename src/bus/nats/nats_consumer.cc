@@ -6,6 +6,8 @@ namespace apollo::bus::nats {
 namespace {
 constexpr int64_t kFetchWaitMs = 100;
 constexpr int64_t kNanosPerMicro = 1000;
+// Idle fetches (kFetchWaitMs each) between checks that the consumer exists.
+constexpr int kIdleFetchesPerCheck = 20;
 }  // namespace
 
 PartitionConsumer::PartitionConsumer(int partition, const BusOptions& options,
@@ -80,8 +82,19 @@ void PartitionConsumer::WaitForOrphans() {
   }
 }
 
+bool PartitionConsumer::ConsumerExists() {
+  jsConsumerInfo* ci = nullptr;
+  jsErrCode jerr = static_cast<jsErrCode>(0);
+  natsStatus s = js_GetConsumerInfo(&ci, js_.get(), options_.stream.c_str(), durable_.c_str(),
+                                    nullptr, &jerr);
+  if (ci) jsConsumerInfo_Destroy(ci);
+  // Only a definite "not found" counts: a disconnection is not a deletion.
+  return !(s == NATS_NOT_FOUND || jerr == JSConsumerNotFoundErr || jerr == JSStreamNotFoundErr);
+}
+
 void PartitionConsumer::Run() {
   int errors = 0;
+  int idle = 0;
   while (!stop_) {
     tracker_.Expire();
     if (!sub_ && !Subscribe().ok()) {
@@ -93,12 +106,22 @@ void PartitionConsumer::Run() {
                                           nullptr);
     if (s == NATS_OK) {
       errors = 0;
+      idle = 0;
       Handle(list);
       natsMsgList_Destroy(&list);
       continue;
     }
     natsMsgList_Destroy(&list);
-    if (s == NATS_TIMEOUT) continue;
+    if (s == NATS_TIMEOUT) {
+      // Quiet, or the stream (and with it this consumer) was deleted: a
+      // Fetch on a deleted consumer just times out. Check now and then and
+      // subscribe again (re-creating the consumer) if it is gone.
+      if (++idle >= kIdleFetchesPerCheck) {
+        idle = 0;
+        if (!ConsumerExists()) sub_.reset();
+      }
+      continue;
+    }
     // Disconnected or the consumer is gone (server restarted without its
     // data): back off, and re-create the subscription after a while.
     std::this_thread::sleep_for(std::chrono::milliseconds(50));

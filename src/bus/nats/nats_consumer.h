@@ -39,6 +39,9 @@ class PartitionConsumer {
  private:
   void Run();
   Status Subscribe();
+  // False when the server says the durable consumer is gone (its stream was
+  // deleted); a Fetch on a deleted consumer only times out.
+  bool ConsumerExists();
   void WaitForOrphans();
   void Handle(natsMsgList& list);
 
