@@ -101,13 +101,32 @@ void PartitionConsumer::Run() {
       std::this_thread::sleep_for(std::chrono::milliseconds(100));
       continue;
     }
+    // Long-poll for ONE message, then take whatever else is there without
+    // waiting. (A Fetch of batch_max waits until the batch is full or the
+    // wait expires: a publisher waiting for its commit would wait up to
+    // kFetchWaitMs per batch.)
     natsMsgList list{};
-    natsStatus s = natsSubscription_Fetch(&list, sub_.get(), options_.batch_max, kFetchWaitMs,
-                                          nullptr);
+    jsFetchRequest first;
+    jsFetchRequest_Init(&first);
+    first.Batch = 1;
+    first.Expires = kFetchWaitMs * 1'000'000;
+    natsStatus s = natsSubscription_FetchRequest(&list, sub_.get(), &first);
     if (s == NATS_OK) {
       errors = 0;
       idle = 0;
-      Handle(list);
+      natsMsgList rest{};
+      if (options_.batch_max > 1) {
+        jsFetchRequest more;
+        jsFetchRequest_Init(&more);
+        more.Batch = options_.batch_max - 1;
+        more.NoWait = true;
+        more.Expires = kFetchWaitMs * 1'000'000;
+        (void)natsSubscription_FetchRequest(&rest, sub_.get(), &more);  // none: fine
+      }
+      std::vector<natsMsg*> msgs(list.Msgs, list.Msgs + list.Count);
+      msgs.insert(msgs.end(), rest.Msgs, rest.Msgs + rest.Count);
+      Handle(msgs);
+      natsMsgList_Destroy(&rest);
       natsMsgList_Destroy(&list);
       continue;
     }
@@ -132,11 +151,10 @@ void PartitionConsumer::Run() {
   }
 }
 
-void PartitionConsumer::Handle(natsMsgList& list) {
+void PartitionConsumer::Handle(const std::vector<natsMsg*>& fetched) {
   std::vector<Delivery> batch;
   std::vector<natsMsg*> msgs;
-  for (int i = 0; i < list.Count; ++i) {
-    natsMsg* m = list.Msgs[i];
+  for (natsMsg* m : fetched) {
     jsMsgMetaData* meta = nullptr;
     int delivered = 1;
     if (natsMsg_GetMetaData(&meta, m) == NATS_OK) {

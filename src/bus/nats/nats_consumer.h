@@ -9,6 +9,7 @@
 #include <mutex>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "bus/applier.h"
 #include "bus/event_bus.h"
@@ -43,7 +44,7 @@ class PartitionConsumer {
   // deleted); a Fetch on a deleted consumer only times out.
   bool ConsumerExists();
   void WaitForOrphans();
-  void Handle(natsMsgList& list);
+  void Handle(const std::vector<natsMsg*>& fetched);  // owned by the caller
 
   const int partition_;
   const BusOptions& options_;
