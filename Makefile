@@ -14,7 +14,7 @@ CTEST_ARGS  ?=
 FUZZ_SECONDS ?= 60
 
 .PHONY: deps build test test-release test-asan demo bench bench-wal bench-store \
-        bench-compare fuzz format lint clean
+        bench-bus bench-compare fuzz format lint clean
 
 deps:
 	@bash scripts/setup-deps.sh
@@ -56,6 +56,7 @@ bench: build
 	bin/apollo-bench $(BENCH_ARGS)
 	$(RELEASE_DIR)/bench/wal_bench
 	STORE_BENCH=$(RELEASE_DIR)/bench/store_bench bash scripts/bench-store.sh
+	$(RELEASE_DIR)/bench/bus_bench
 
 bench-wal: build
 	$(RELEASE_DIR)/bench/wal_bench
@@ -63,6 +64,12 @@ bench-wal: build
 # SQLite, then a throwaway PostgreSQL server the script starts and stops.
 bench-store: build
 	STORE_BENCH=$(RELEASE_DIR)/bench/store_bench bash scripts/bench-store.sh
+
+# Event bus (issue 7): events/s publish -> consume -> store for the store
+# alone, the embedded bus and NATS JetStream (a throwaway nats-server), in
+# one run so the ratios compare like with like: `bus=<name> events_per_s=...`.
+bench-bus: build
+	$(RELEASE_DIR)/bench/bus_bench $(BUS_BENCH_ARGS)
 
 # Scenarios 1 and 3 beside Celery and BullMQ (../shared/peers), one sitting.
 bench-compare: build

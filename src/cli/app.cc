@@ -7,7 +7,9 @@
 
 #include <CLI/CLI.hpp>
 
+#include "cli/bus_command.h"
 #include "cli/command_result.h"
+#include "cli/dlq_command.h"
 #include "cli/global_options.h"
 #include "cli/node_command.h"
 #include "cli/orchestrator_client.h"
@@ -33,6 +35,7 @@ struct Parsed {
   CancelOptions cancel;
   WatchOptions watch;
   ReconcileOptions reconcile;
+  DlqOptions dlq;
   std::string sync_node;
   // The chosen command, run after parsing succeeded.
   std::function<int(OrchestratorClient&, std::ostream&, std::ostream&)> command;
@@ -113,6 +116,38 @@ void AddTaskCommands(CLI::App* task, Parsed& p) {
   OnParsed(l, p, p.list, RunList);
 }
 
+// `dlq list|show|replay|drop` and `bus status` (issue 7).
+void AddBusCommands(CLI::App& app, Parsed& p) {
+  CLI::App* dlq = app.add_subcommand("dlq", "the event bus's dead-letter queue");
+  dlq->require_subcommand(1);
+  CLI::App* l = dlq->add_subcommand("list", "list parked events, oldest first");
+  l->add_option("--after", p.dlq.after, "only letters with a larger id (paging)")
+      ->check(CLI::NonNegativeNumber);
+  l->add_option("--limit", p.dlq.limit, "at most this many (0: the server's default)")
+      ->check(CLI::NonNegativeNumber);
+  OnParsed(l, p, p.dlq, RunDlqList);
+  CLI::App* s = dlq->add_subcommand("show", "show one letter and its event");
+  s->add_option("id", p.dlq.id, "the letter's id (see dlq list)")
+      ->required()
+      ->check(CLI::PositiveNumber);
+  OnParsed(s, p, p.dlq, RunDlqShow);
+  CLI::App* r = dlq->add_subcommand("replay", "apply a letter (or --all) after fixing the cause");
+  r->add_option("id", p.dlq.id, "the letter's id")->check(CLI::PositiveNumber);
+  r->add_flag("--all", p.dlq.all, "every letter; the ones still failing stay");
+  OnParsed(r, p, p.dlq, RunDlqReplay);
+  CLI::App* d = dlq->add_subcommand("drop", "give up on a letter: its event is recorded as is");
+  d->add_option("id", p.dlq.id, "the letter's id")->required()->check(CLI::PositiveNumber);
+  OnParsed(d, p, p.dlq, RunDlqDrop);
+
+  CLI::App* bus = app.add_subcommand("bus", "the event bus");
+  bus->require_subcommand(1);
+  bus->add_subcommand("status", "consumer lag per partition and dead letters")->callback([&p] {
+    p.command = [&p](OrchestratorClient& c, std::ostream& o, std::ostream& e) {
+      return RunBusStatus(p.global, c, o, e);
+    };
+  });
+}
+
 void AddGlobalOptions(CLI::App& app, Parsed& p) {
   app.add_option("--server", p.global.server,
                  "orchestrator address host:port (default $APOLLO_SERVER, else 127.0.0.1:7011)");
@@ -166,6 +201,8 @@ int Run(const std::vector<std::string>& args, const CliEnv& env, std::ostream& o
       return RunReconcile(p.global, p.reconcile, c, o, e);
     };
   });
+
+  AddBusCommands(app, p);
 
   std::vector<const char*> argv;
   for (const auto& a : args) argv.push_back(a.c_str());

@@ -113,6 +113,41 @@ Result<v1::ReconcileResponse> OrchestratorClient::Reconcile(const std::string& n
       "", [&](auto& ctx, auto& resp) { return stub_->Reconcile(&ctx, req, &resp); });
 }
 
+Result<v1::ListDeadLettersResponse> OrchestratorClient::ListDeadLetters(int64_t after_id,
+                                                                        int32_t limit) {
+  v1::ListDeadLettersRequest req;
+  req.set_after_id(after_id);
+  req.set_limit(limit);
+  return Call<v1::ListDeadLettersResponse>(
+      "", [&](auto& ctx, auto& resp) { return stub_->ListDeadLetters(&ctx, req, &resp); });
+}
+
+Result<v1::DeadLetter> OrchestratorClient::GetDeadLetter(int64_t id) {
+  v1::GetDeadLetterRequest req;
+  req.set_id(id);
+  return Call<v1::DeadLetter>(
+      "", [&](auto& ctx, auto& resp) { return stub_->GetDeadLetter(&ctx, req, &resp); });
+}
+
+Result<v1::ReplayDeadLettersResponse> OrchestratorClient::ReplayDeadLetters(
+    const v1::ReplayDeadLettersRequest& req) {
+  return Call<v1::ReplayDeadLettersResponse>(
+      "", [&](auto& ctx, auto& resp) { return stub_->ReplayDeadLetters(&ctx, req, &resp); });
+}
+
+Result<v1::DropDeadLetterResponse> OrchestratorClient::DropDeadLetter(int64_t id) {
+  v1::DropDeadLetterRequest req;
+  req.set_id(id);
+  return Call<v1::DropDeadLetterResponse>(
+      "", [&](auto& ctx, auto& resp) { return stub_->DropDeadLetter(&ctx, req, &resp); });
+}
+
+Result<v1::BusStatusResponse> OrchestratorClient::BusStatus() {
+  v1::BusStatusRequest req;
+  return Call<v1::BusStatusResponse>(
+      "", [&](auto& ctx, auto& resp) { return stub_->BusStatus(&ctx, req, &resp); });
+}
+
 Result<v1::TaskEventsResponse> OrchestratorClient::TaskEvents(const std::string& task_id) {
   v1::TaskEventsRequest req;
   req.set_task_id(task_id);

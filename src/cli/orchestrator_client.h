@@ -36,6 +36,11 @@ class OrchestratorClient {
   Result<v1::SyncNodeResponse> SyncNode(const std::string& node_id);
   Result<v1::ListIntentsResponse> ListIntents();
   Result<v1::ReconcileResponse> Reconcile(const std::string& node_id, bool dry_run);
+  Result<v1::ListDeadLettersResponse> ListDeadLetters(int64_t after_id, int32_t limit);
+  Result<v1::DeadLetter> GetDeadLetter(int64_t id);
+  Result<v1::ReplayDeadLettersResponse> ReplayDeadLetters(const v1::ReplayDeadLettersRequest& req);
+  Result<v1::DropDeadLetterResponse> DropDeadLetter(int64_t id);
+  Result<v1::BusStatusResponse> BusStatus();
 
   // Follows the WatchTask stream, calling `on_update` for each Task it
   // carries until `on_update` returns false (the stream is then cancelled and

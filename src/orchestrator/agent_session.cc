@@ -24,6 +24,11 @@ void SessionHandle::ResumeReading() {
   if (session_ != nullptr) session_->ReadNext();
 }
 
+void SessionHandle::Close(grpc::Status status) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (session_ != nullptr) session_->End(std::move(status));
+}
+
 void SessionHandle::Detach() {
   std::lock_guard<std::mutex> lock(mu_);
   session_ = nullptr;
@@ -32,6 +37,10 @@ void SessionHandle::Detach() {
 AgentSession::AgentSession(SessionHost& host) : host_(host) { StartRead(&in_); }
 
 void AgentSession::ReadNext() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (finished_) return;  // Close()d: no read after Finish
+  }
   in_.Clear();
   StartRead(&in_);
 }

@@ -45,6 +45,9 @@ class SessionHandle {
   bool connected() const;
   // Reads the next message after a deferred EventBatch (see OnEvents).
   void ResumeReading();
+  // Ends the stream with `status` (the agent reconnects and resends what is
+  // not acknowledged). No-op if the stream is gone.
+  void Close(grpc::Status status);
   // Set once the center reconciled the agent's snapshot after Hello; only
   // then is the agent handed new work (hello -> backlog -> snapshot ->
   // intents, in that order).

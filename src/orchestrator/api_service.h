@@ -4,10 +4,14 @@
 // straight to the store; writes go through the store's checked transitions
 // and then wake the dispatcher.
 //
-// Thread-safety: gRPC calls methods concurrently; all state is in the store
-// and the (thread-safe) Orchestrator.
+// The event-bus RPCs (dead letters, lag) are in bus_api.cc: lists and reads
+// go to the store, replay / drop through the bus (it keeps the parked ids).
+//
+// Thread-safety: gRPC calls methods concurrently; all state is in the store,
+// the (thread-safe) Orchestrator and the (thread-safe) EventBus.
 
 #include "apollo/v1/api.grpc.pb.h"
+#include "bus/event_bus.h"
 #include "orchestrator/orchestrator.h"
 #include "store/state_store.h"
 
@@ -41,12 +45,27 @@ class ApiService final : public apollo::v1::Orchestrator::Service {
   grpc::Status ListIntents(grpc::ServerContext*, const apollo::v1::ListIntentsRequest* req,
                            apollo::v1::ListIntentsResponse* resp) override;
 
+  // Event bus (bus_api.cc). `bus` must outlive the service; set before serving.
+  void SetEventBus(bus::EventBus* bus) { bus_ = bus; }
+  grpc::Status ListDeadLetters(grpc::ServerContext*, const apollo::v1::ListDeadLettersRequest* req,
+                               apollo::v1::ListDeadLettersResponse* resp) override;
+  grpc::Status GetDeadLetter(grpc::ServerContext*, const apollo::v1::GetDeadLetterRequest* req,
+                             apollo::v1::DeadLetter* resp) override;
+  grpc::Status ReplayDeadLetters(grpc::ServerContext*,
+                                 const apollo::v1::ReplayDeadLettersRequest* req,
+                                 apollo::v1::ReplayDeadLettersResponse* resp) override;
+  grpc::Status DropDeadLetter(grpc::ServerContext*, const apollo::v1::DropDeadLetterRequest* req,
+                              apollo::v1::DropDeadLetterResponse* resp) override;
+  grpc::Status BusStatus(grpc::ServerContext*, const apollo::v1::BusStatusRequest* req,
+                         apollo::v1::BusStatusResponse* resp) override;
+
  private:
   grpc::Status LoadTask(const std::string& task_id, apollo::v1::Task* out);
 
   store::StateStore& store_;
   Orchestrator& orchestrator_;
   const Clock& clock_;
+  bus::EventBus* bus_ = nullptr;  // optional (SetEventBus)
 };
 
 // Status -> grpc::Status (the codes are the same numbers).

@@ -92,6 +92,7 @@ int Run(const OrchestratorConfig& config) {
   brain.SetEventBus(bus->get());
   apollo::orchestrator::GatewayService gateway(brain);
   apollo::orchestrator::ApiService api(**store, brain, clock);
+  api.SetEventBus(bus->get());  // dlq and bus status commands
 
   grpc::ServerBuilder builder;
   int port = 0;

@@ -267,6 +267,7 @@ void Orchestrator::OnEvents(const std::shared_ptr<SessionHandle>& handle,
   }
   PendingApply p;
   p.node_id = handle->node_id();
+  p.handle = handle;
   for (const Event& e : events) {
     bool interrupted = e.type == EventType::kFailed &&
                        e.payload.find("\"interrupted by agent restart\"") != std::string::npos;
@@ -300,8 +301,14 @@ void Orchestrator::IngestLoop() {
       auto it = r->acked_seq.find(p.node_id);
       if (it != r->acked_seq.end()) acked = it->second;
     }
-    // On a store error nothing is acknowledged: the agent keeps the events
-    // in its WAL and resends them.
+    // On a store / bus error nothing is acknowledged: the agent keeps the
+    // events in its WAL. It resends them only on a new session, so end this
+    // one (e.g. JetStream lost the stream, or a publish timed out).
+    if (!r.ok() && p.handle) {
+      p.handle->Close(grpc::Status(grpc::StatusCode::UNAVAILABLE,
+                                   "events not committed (" + r.status().message() +
+                                       "): reconnect and resend"));
+    }
     p.done(acked);
     if (r.ok()) {
       RecordOutcomes(p, *r);

@@ -154,6 +154,7 @@ class Orchestrator final : public SessionHost {
   struct PendingApply {
     std::future<Result<store::ApplyResult>> result;
     std::string node_id;
+    std::shared_ptr<SessionHandle> handle;  // closed when the commit fails
     std::function<void(uint64_t)> done;
     struct Sent {
       std::string task_id;

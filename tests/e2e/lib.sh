@@ -36,6 +36,30 @@ dump_logs() {
 
 cli() { "$BIN/apollo-cli" --server "127.0.0.1:$ORCH_PORT" "$@"; }
 
+# start_nats: a throwaway `nats-server -js` on a free loopback port, its
+# JetStream files under $E2E_DIR/js; sets APOLLO_E2E_BUS so the orchestrator
+# runs on it. Missing nats-server fails the test (it is required in CI).
+start_nats() {
+  command -v nats-server >/dev/null || die "nats-server is not installed (apt-get install nats-server)"
+  NATS_PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+  nats-server -js -sd "$E2E_DIR/js" -a 127.0.0.1 -p "$NATS_PORT" >>"$E2E_DIR/nats.log" 2>&1 &
+  NATS_PID=$!
+  EXTRA_PIDS+=("$NATS_PID")
+  for _ in $(seq 1 100); do
+    if [ -n "$(ss -ltnH "sport = :$NATS_PORT" 2>/dev/null)" ]; then
+      APOLLO_E2E_BUS="nats://127.0.0.1:$NATS_PORT"
+      echo "event bus: $APOLLO_E2E_BUS"
+      return 0
+    fi
+    kill -0 "$NATS_PID" 2>/dev/null || die "nats-server exited at start"
+    sleep 0.1
+  done
+  die "nats-server did not start listening"
+}
+# APOLLO_E2E_NATS=1 (set by ctest for the *_nats variants): every test of
+# this run uses the NATS JetStream bus instead of the embedded one.
+if [ -n "${APOLLO_E2E_NATS:-}" ]; then start_nats; fi
+
 # start_orchestrator [extra args...]: on a port the kernel picks; the port
 # is kept across restarts (ORCH_PORT) so agents find it again.
 start_orchestrator() {

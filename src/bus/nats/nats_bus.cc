@@ -2,6 +2,7 @@
 
 #include <atomic>
 #include <mutex>
+#include <thread>
 #include <vector>
 
 #include "bus/applier.h"
@@ -22,12 +23,14 @@ constexpr int64_t kPublishWaitMs = 5000;
 struct PubCtx {
   JsPtr js;
   std::mutex mu;
-  Status error;  // guarded by mu
+  Status error;               // guarded by mu
+  bool store_failed = false;  // guarded by mu: the stream cannot store (see RecoverStream)
 };
 
 void OnPublishError(jsCtx*, jsPubAckErr* pae, void* closure) {
   auto* c = static_cast<PubCtx*>(closure);
   std::lock_guard<std::mutex> lock(c->mu);
+  if (pae->ErrCode == JSStreamStoreFailedErr) c->store_failed = true;
   if (c->error.ok()) {
     c->error = FromNats(pae->Err, std::string("publish: ") + (pae->ErrText ? pae->ErrText : ""),
                         pae->ErrCode);
@@ -55,6 +58,18 @@ class NatsBus final : public EventBus {
  private:
   Status Connect();
   Status EnsureStream();
+  // The stream exists but cannot store (nats-server 2.9: a stream deleted
+  // and re-created at once can lose its directory to the deletion, and
+  // every later store fails). Deletes and re-creates it, at most once per
+  // kRecoverEvery. Safe for durability: nothing in the stream was
+  // acknowledged to an agent before the store committed it, so the agents
+  // resend whatever the stream held. mu_ held.
+  void RecoverStreamLocked();
+  // The stream was deleted (by an operator, or lost): re-creates it, after a
+  // pause so the server has finished removing the old one's files (creating
+  // it at once races with that removal in nats-server 2.9 and leaves a
+  // stream that accepts messages it cannot read back). mu_ held.
+  void RecreateIfMissingLocked();
   Result<std::unique_ptr<PubCtx>> TakeCtx();
   void GiveCtx(std::unique_ptr<PubCtx> c);
   Status PublishAll(PubCtx& c, const std::vector<Event>& events);
@@ -75,7 +90,34 @@ class NatsBus final : public EventBus {
   JsPtr js_;                                   // management calls; set while running
   std::vector<std::unique_ptr<PubCtx>> idle_;  // guarded by mu_
   std::vector<std::unique_ptr<PartitionConsumer>> consumers_;
+  TimePoint recovered_at_{};  // guarded by mu_: last RecoverStreamLocked
 };
+
+constexpr Duration kRecoverEvery = std::chrono::seconds(5);
+
+void NatsBus::RecreateIfMissingLocked() {
+  jsStreamInfo* si = nullptr;
+  jsErrCode jerr = static_cast<jsErrCode>(0);
+  natsStatus s = js_GetStreamInfo(&si, js_.get(), options_.stream.c_str(), nullptr, &jerr);
+  if (si) jsStreamInfo_Destroy(si);
+  if (s == NATS_OK) return;
+  if (s == NATS_NOT_FOUND || jerr == JSStreamNotFoundErr) {
+    std::this_thread::sleep_for(std::chrono::seconds(1));
+  }
+  (void)EnsureStream();
+}
+
+void NatsBus::RecoverStreamLocked() {
+  TimePoint now = clock_.Now();
+  if (recovered_at_ != TimePoint{} && now - recovered_at_ < kRecoverEvery) return;
+  recovered_at_ = now;
+  jsErrCode jerr = static_cast<jsErrCode>(0);
+  (void)js_DeleteStream(js_.get(), options_.stream.c_str(), nullptr, &jerr);
+  // Let the server finish removing the old files before the new stream
+  // creates them (the race this recovers from). Publishers wait on mu_.
+  std::this_thread::sleep_for(std::chrono::seconds(1));
+  (void)EnsureStream();
+}
 
 Status NatsBus::Connect() {
   natsOptions* raw = nullptr;
@@ -220,10 +262,19 @@ std::future<Result<PublishAck>> NatsBus::Publish(std::string node_id, std::vecto
   if (!s.ok()) {
     // The context may hold unacknowledged messages: do not reuse it. The
     // registered waiter expires unheard; the caller retries.
+    bool store_failed = false;
+    {
+      std::lock_guard<std::mutex> lock((*ctx)->mu);
+      store_failed = (*ctx)->store_failed;
+    }
     if (s.code() != StatusCode::kUnavailable || natsConnection_Status(conn_.get()) ==
                                                     NATS_CONN_STATUS_CONNECTED) {
       std::lock_guard<std::mutex> lock(mu_);
-      if (running_) (void)EnsureStream();  // the stream may have been deleted
+      if (running_ && store_failed) {
+        RecoverStreamLocked();
+      } else if (running_) {
+        RecreateIfMissingLocked();  // the stream may have been deleted
+      }
     }
     return fail(s.code() == StatusCode::kUnavailable ? s : Status::Unavailable(s.message()));
   }

@@ -6,6 +6,8 @@ namespace apollo::bus::nats {
 namespace {
 constexpr int64_t kFetchWaitMs = 100;
 constexpr int64_t kNanosPerMicro = 1000;
+// Idle fetches (kFetchWaitMs each) between checks that the consumer exists.
+constexpr int kIdleFetchesPerCheck = 20;
 }  // namespace
 
 PartitionConsumer::PartitionConsumer(int partition, const BusOptions& options,
@@ -80,25 +82,65 @@ void PartitionConsumer::WaitForOrphans() {
   }
 }
 
+bool PartitionConsumer::ConsumerExists() {
+  jsConsumerInfo* ci = nullptr;
+  jsErrCode jerr = static_cast<jsErrCode>(0);
+  natsStatus s = js_GetConsumerInfo(&ci, js_.get(), options_.stream.c_str(), durable_.c_str(),
+                                    nullptr, &jerr);
+  if (ci) jsConsumerInfo_Destroy(ci);
+  // Only a definite "not found" counts: a disconnection is not a deletion.
+  return !(s == NATS_NOT_FOUND || jerr == JSConsumerNotFoundErr || jerr == JSStreamNotFoundErr);
+}
+
 void PartitionConsumer::Run() {
   int errors = 0;
+  int idle = 0;
   while (!stop_) {
     tracker_.Expire();
     if (!sub_ && !Subscribe().ok()) {
       std::this_thread::sleep_for(std::chrono::milliseconds(100));
       continue;
     }
+    // Long-poll for ONE message, then take whatever else is there without
+    // waiting. (A Fetch of batch_max waits until the batch is full or the
+    // wait expires: a publisher waiting for its commit would wait up to
+    // kFetchWaitMs per batch.)
     natsMsgList list{};
-    natsStatus s = natsSubscription_Fetch(&list, sub_.get(), options_.batch_max, kFetchWaitMs,
-                                          nullptr);
+    jsFetchRequest first;
+    jsFetchRequest_Init(&first);
+    first.Batch = 1;
+    first.Expires = kFetchWaitMs * 1'000'000;
+    natsStatus s = natsSubscription_FetchRequest(&list, sub_.get(), &first);
     if (s == NATS_OK) {
       errors = 0;
-      Handle(list);
+      idle = 0;
+      natsMsgList rest{};
+      if (options_.batch_max > 1) {
+        jsFetchRequest more;
+        jsFetchRequest_Init(&more);
+        more.Batch = options_.batch_max - 1;
+        more.NoWait = true;
+        more.Expires = kFetchWaitMs * 1'000'000;
+        (void)natsSubscription_FetchRequest(&rest, sub_.get(), &more);  // none: fine
+      }
+      std::vector<natsMsg*> msgs(list.Msgs, list.Msgs + list.Count);
+      msgs.insert(msgs.end(), rest.Msgs, rest.Msgs + rest.Count);
+      Handle(msgs);
+      natsMsgList_Destroy(&rest);
       natsMsgList_Destroy(&list);
       continue;
     }
     natsMsgList_Destroy(&list);
-    if (s == NATS_TIMEOUT) continue;
+    if (s == NATS_TIMEOUT) {
+      // Quiet, or the stream (and with it this consumer) was deleted: a
+      // Fetch on a deleted consumer just times out. Check now and then and
+      // subscribe again (re-creating the consumer) if it is gone.
+      if (++idle >= kIdleFetchesPerCheck) {
+        idle = 0;
+        if (!ConsumerExists()) sub_.reset();
+      }
+      continue;
+    }
     // Disconnected or the consumer is gone (server restarted without its
     // data): back off, and re-create the subscription after a while.
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
@@ -109,11 +151,10 @@ void PartitionConsumer::Run() {
   }
 }
 
-void PartitionConsumer::Handle(natsMsgList& list) {
+void PartitionConsumer::Handle(const std::vector<natsMsg*>& fetched) {
   std::vector<Delivery> batch;
   std::vector<natsMsg*> msgs;
-  for (int i = 0; i < list.Count; ++i) {
-    natsMsg* m = list.Msgs[i];
+  for (natsMsg* m : fetched) {
     jsMsgMetaData* meta = nullptr;
     int delivered = 1;
     if (natsMsg_GetMetaData(&meta, m) == NATS_OK) {

@@ -9,6 +9,7 @@
 #include <mutex>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "bus/applier.h"
 #include "bus/event_bus.h"
@@ -39,8 +40,11 @@ class PartitionConsumer {
  private:
   void Run();
   Status Subscribe();
+  // False when the server says the durable consumer is gone (its stream was
+  // deleted); a Fetch on a deleted consumer only times out.
+  bool ConsumerExists();
   void WaitForOrphans();
-  void Handle(natsMsgList& list);
+  void Handle(const std::vector<natsMsg*>& fetched);  // owned by the caller
 
   const int partition_;
   const BusOptions& options_;

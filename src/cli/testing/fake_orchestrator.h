@@ -33,6 +33,11 @@ class FakeOrchestrator final : public v1::Orchestrator::Service {
   // (at most 10 s), as a server that streams forever would.
   bool watch_hold_open = false;  // GUARDED_BY(mu)
   bool watch_cancelled = false;  // GUARDED_BY(mu); the client cancelled a held stream
+  // Event bus: letters by id; replay fails for ids in still_poison.
+  std::map<int64_t, v1::DeadLetter> letters;       // GUARDED_BY(mu)
+  std::map<int64_t, std::string> still_poison;     // GUARDED_BY(mu); id -> reason
+  v1::ListDeadLettersRequest last_dlq_list;        // GUARDED_BY(mu)
+  v1::BusStatusResponse bus_status;                // GUARDED_BY(mu)
 
   grpc::Status SubmitTasks(grpc::ServerContext*, const v1::SubmitTasksRequest* req,
                            v1::SubmitTasksResponse* resp) override {
@@ -115,7 +120,69 @@ class FakeOrchestrator final : public v1::Orchestrator::Service {
     return grpc::Status::OK;
   }
 
+  grpc::Status ListDeadLetters(grpc::ServerContext*, const v1::ListDeadLettersRequest* req,
+                               v1::ListDeadLettersResponse* resp) override {
+    std::lock_guard lock(mu);
+    last_dlq_list = *req;
+    int limit = req->limit() > 0 ? req->limit() : 100;
+    for (auto it = letters.upper_bound(req->after_id()); it != letters.end(); ++it) {
+      if (resp->letters_size() == limit) {
+        resp->set_more(true);
+        break;
+      }
+      *resp->add_letters() = it->second;
+    }
+    return grpc::Status::OK;
+  }
+  grpc::Status GetDeadLetter(grpc::ServerContext*, const v1::GetDeadLetterRequest* req,
+                             v1::DeadLetter* resp) override {
+    std::lock_guard lock(mu);
+    auto it = letters.find(req->id());
+    if (it == letters.end()) return NoLetter(req->id());
+    *resp = it->second;
+    return grpc::Status::OK;
+  }
+  grpc::Status ReplayDeadLetters(grpc::ServerContext*, const v1::ReplayDeadLettersRequest* req,
+                                 v1::ReplayDeadLettersResponse* resp) override {
+    std::lock_guard lock(mu);
+    int replayed = 0;
+    for (auto it = letters.begin(); it != letters.end();) {
+      bool chosen = req->all() || it->first == req->id();
+      if (!chosen || still_poison.count(it->first)) {
+        ++it;
+        continue;
+      }
+      it = letters.erase(it);
+      ++replayed;
+    }
+    if (!req->all() && replayed == 0) {
+      if (!still_poison.count(req->id())) return NoLetter(req->id());
+      return {grpc::StatusCode::FAILED_PRECONDITION,
+              "dead letter " + std::to_string(req->id()) +
+                  " still cannot be applied: " + still_poison[req->id()]};
+    }
+    resp->set_replayed(replayed);
+    resp->set_remaining(static_cast<int32_t>(letters.size()));
+    return grpc::Status::OK;
+  }
+  grpc::Status DropDeadLetter(grpc::ServerContext*, const v1::DropDeadLetterRequest* req,
+                              v1::DropDeadLetterResponse*) override {
+    std::lock_guard lock(mu);
+    if (letters.erase(req->id()) == 0) return NoLetter(req->id());
+    return grpc::Status::OK;
+  }
+  grpc::Status BusStatus(grpc::ServerContext*, const v1::BusStatusRequest*,
+                         v1::BusStatusResponse* resp) override {
+    std::lock_guard lock(mu);
+    *resp = bus_status;
+    resp->set_dead_letters(static_cast<int64_t>(letters.size()));
+    return grpc::Status::OK;
+  }
+
  private:
+  static grpc::Status NoLetter(int64_t id) {
+    return {grpc::StatusCode::NOT_FOUND, "no dead letter " + std::to_string(id)};
+  }
   grpc::Status Find(const std::string& id, v1::Task* resp) {
     std::lock_guard lock(mu);
     auto it = tasks.find(id);
