@@ -1,5 +1,6 @@
 #include "agent/session.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <random>
 
@@ -128,7 +129,17 @@ void Session::Enqueue(AgentMessage msg) {
 void Session::Loop() {
   std::mt19937_64 rng(std::random_device{}());
   Duration backoff = options_.initial_backoff;
-  auto channel = grpc::CreateChannel(options_.orchestrator, grpc::InsecureChannelCredentials());
+  // The channel's own reconnect backoff (gRPC default: up to 120 s) would
+  // stack on top of ours: the configured max_backoff is the ceiling for both.
+  grpc::ChannelArguments args;
+  auto ms = [](Duration d) {
+    return static_cast<int>(std::chrono::duration_cast<std::chrono::milliseconds>(d).count());
+  };
+  args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, std::max(1, ms(options_.initial_backoff)));
+  args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, std::max(1, ms(options_.initial_backoff)));
+  args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, std::max(1, ms(options_.max_backoff)));
+  auto channel = grpc::CreateCustomChannel(options_.orchestrator,
+                                           grpc::InsecureChannelCredentials(), args);
   auto stub = apollo::v1::AgentGateway::NewStub(channel);
   for (;;) {
     {

@@ -82,10 +82,19 @@ start_orchestrator() {
 
 # start_agent NODE [extra args...]; agents dial AGENT_PORT when set (a
 # fault proxy in front of the orchestrator), else the orchestrator itself.
+# Agents reconnect within ~2 s here (shipped default: up to 30 s of jittered
+# backoff), so a restarted orchestrator is rejoined in a bounded time.
+# A test passing its own --config sets its own.
 start_agent() {
   local node=$1; shift
+  local cfg=()
+  if [[ " $* " != *" --config "* ]]; then
+    [ -f "$E2E_DIR/e2e-agent.yaml" ] ||
+      printf 'reconnect: {initial_backoff_ms: 200, max_backoff_ms: 2000}\n' >"$E2E_DIR/e2e-agent.yaml"
+    cfg=(--config "$E2E_DIR/e2e-agent.yaml")
+  fi
   "$BIN/edge-agent" --node-id "$node" --orchestrator "127.0.0.1:${AGENT_PORT:-$ORCH_PORT}" \
-    --state-dir "$E2E_DIR/$node" "$@" >>"$E2E_DIR/$node.log" 2>&1 &
+    --state-dir "$E2E_DIR/$node" "${cfg[@]}" "$@" >>"$E2E_DIR/$node.log" 2>&1 &
   AGENT_PID[$node]=$!
 }
 
