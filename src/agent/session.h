@@ -47,6 +47,9 @@ struct SessionOptions {
   Duration initial_backoff = std::chrono::milliseconds(500);
   Duration max_backoff = std::chrono::seconds(30);
   size_t max_batch = 500;  // events per EventBatch
+  // Fault injection for tests (tests/chaos): every event batch is written
+  // twice, as by a network that duplicates deliveries. Off in production.
+  bool test_duplicate_delivery = false;
   // Where the session reports what an operator should know (mode changes,
   // reconnects). Null: silent.
   std::function<void(const std::string&)> log;
