@@ -56,8 +56,8 @@ class SetupError(Exception):
 
 # ------------------------------------------------------------- schedule --
 
-ALL_FAULTS = ["agent_kill", "orch_kill", "partition_one", "partition_half", "delay_one",
-              "torn_tail", "clock_skew", "dup_delivery", "store_down"]
+ALL_FAULTS = ["agent_kill", "orch_kill", "partition_one", "partition_half", "storm",
+              "delay_one", "torn_tail", "clock_skew", "dup_delivery", "store_down"]
 
 
 def make_schedule(seed, duration, n_agents, pg, only=None):
@@ -82,7 +82,7 @@ def make_schedule(seed, duration, n_agents, pg, only=None):
         t += rng.expovariate(1 / 0.7)
     # Faults: Poisson arrivals, a few seconds apart, none in the last 5 s.
     kinds = ["agent_kill", "agent_kill", "orch_kill", "partition_one", "partition_half",
-             "delay_one", "torn_tail", "clock_skew", "dup_delivery"]
+             "delay_one", "torn_tail", "clock_skew", "dup_delivery", "storm"]
     if pg:
         kinds.append("store_down")
     if only:
@@ -375,6 +375,8 @@ class Faults:
         self.half_cut = set()
         self.one_cut = set()
         self.store_down = False
+        self.storm_healed_at = None
+        self.storm_reconnect_s = []
 
     def count(self, kind):
         self.counts[kind] = self.counts.get(kind, 0) + 1
@@ -446,6 +448,19 @@ class Faults:
                     if i not in self.one_cut:
                         c.proxy.heal(i)
             self.later(now + hold, heal_half)
+        elif kind == "storm":
+            # Reconnect storm: the whole fleet cut off, then let back at once.
+            for i in range(len(c.names)):
+                c.proxy.partition(i)
+                self.half_cut.add(i)
+
+            def let_back():
+                for i in range(len(c.names)):
+                    self.half_cut.discard(i)
+                    if i not in self.one_cut:
+                        c.proxy.heal(i)
+                self.storm_healed_at = time.time()
+            self.later(now + hold, let_back)
         elif kind == "delay_one":
             i = f["agent"]
             c.proxy.set_delay(i, f["ms"])
@@ -604,6 +619,12 @@ def drive(c, schedule, seed, args, work):
         now = time.time() - t0
         faults.tick(now)
         c.supervise_orch()
+        if faults.storm_healed_at and c.orch and c.orch.poll() is None:
+            rc_, so, _ = c.cli("-o", "json", "node", "list", timeout=5)
+            if rc_ == 0 and all(n["connected"] for n in json.loads(so)["nodes"]):
+                faults.storm_reconnect_s.append(round(time.time() - faults.storm_healed_at, 2))
+                log(f"storm: all {args.agents} agents back in {faults.storm_reconnect_s[-1]} s")
+                faults.storm_healed_at = None
         due = []
         while queue and queue[0][0] <= now:
             due.append(queue.pop(0))
@@ -731,6 +752,7 @@ def drive(c, schedule, seed, args, work):
                 "accepted": accepted, "cancels": cancels, "operator_retries": retries,
                 "faults": faults.counts, "convergence_s": converged_s,
                 "orchestrator_exits": c.orch_restarts,
+                "storm_reconnect_s": faults.storm_reconnect_s,
                 "converge_timeout_s": args.converge_timeout, "switches": args.env}
     with open(os.path.join(work, "run.json"), "w") as f:
         json.dump(run_info, f, indent=1)

@@ -74,7 +74,11 @@ class Report:
                 f"backend={f.get('backend')} agents={f.get('agents')} tasks={f.get('tasks')} "
                 f"executions={f.get('executions')} wal_events={f.get('wal_events')} "
                 f"history_entries={f.get('history_entries')} faults[{faults}] "
-                f"violations[{viol}] convergence={conv}")
+                f"violations[{viol}] convergence={conv} "
+                f"cancel_races[interrupted={f.get('cancel_races_interrupted', 0)},"
+                f"done={f.get('cancel_races_done', 0)}]"
+                + (f" storm_reconnect_max={max(f['storm_reconnect_s'])}s"
+                   if f.get("storm_reconnect_s") else ""))
 
 
 def parse_cause(cause):
@@ -120,7 +124,8 @@ def load_dir(d):
 def check(run, store, journal, wal):
     r = Report()
     r.figures.update(seed=run["seed"], backend=run["backend"], agents=len(run["agents"]),
-                     faults=run.get("faults", {}), convergence_s=run.get("convergence_s"))
+                     faults=run.get("faults", {}), convergence_s=run.get("convergence_s"),
+                     storm_reconnect_s=run.get("storm_reconnect_s", []))
 
     # ---- no lost task
     accepted = run["accepted"]
@@ -230,6 +235,7 @@ def check(run, store, journal, wal):
                                      f"dispatched up to {row['attempt']}")
 
     # ---- agreement: the agent's final local state per task == the store's
+    cancelled = {t for t, ok in run.get("cancels", {}).items() if ok}
     for node, events in wal.items():
         local = {}  # task -> [attempt, state]
         for e in events:
@@ -252,6 +258,14 @@ def check(run, store, journal, wal):
             if a > row["attempt"]:
                 r.add("agreement", f"{node} ran {tid} attempt {a}, the store's row is at attempt "
                                    f"{row['attempt']}")
+            elif a == row["attempt"] and row["status"] == "CANCELLED" and state in (
+                    "FAILED", "TIMEOUT", "SUCCEEDED") and tid in cancelled:
+                # An operator cancel raced the agent's own end of the task (it
+                # was cut off or down when the cancel came): the store keeps
+                # the final CANCELLED, the late report is in the history
+                # (illegal_transition). Not a disagreement, but counted.
+                key = "cancel_races_done" if state == "SUCCEEDED" else "cancel_races_interrupted"
+                r.figures[key] = r.figures.get(key, 0) + 1
             elif a == row["attempt"] and state != row["status"]:
                 r.add("agreement", f"{tid} attempt {a}: {node} says {state}, the store says "
                                    f"{row['status']}")

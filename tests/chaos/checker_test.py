@@ -150,6 +150,19 @@ class CheckerTest(unittest.TestCase):
         store["t1"]["events"]["entries"][3]["cause"] = "event n1-2 FAILED"
         self.assertEqual(kinds(run, store, journal, wal2), {"agreement"})
 
+    def test_cancel_race_is_counted_not_a_disagreement(self):
+        run, store, journal, wal = clean_run()
+        run["cancels"] = {"t1": True}
+        store["t1"]["status"]["nodes"][0]["status"] = "CANCELLED"
+        store["t1"]["events"]["entries"][3] = entry("n1", "RUNNING", "CANCELLED", 4, 1, "cancel")
+        store["t1"]["events"]["entries"].append(
+            entry("n1", "CANCELLED", "CANCELLED", 4, 1, "event n1-2 SUCCEEDED (illegal_transition)"))
+        r = checker.check(run, store, journal, wal)
+        self.assertTrue(r.ok, r.violations)
+        self.assertEqual(r.figures["cancel_races_done"], 1)
+        run["cancels"] = {}  # no operator cancel: the same states disagree
+        self.assertEqual(kinds(run, store, journal, wal), {"agreement"})
+
     def test_parse_cause(self):
         self.assertEqual(checker.parse_cause("event n-1-7 SUCCEEDED (stale_attempt)"),
                          ("event", "n-1-7", "SUCCEEDED", "stale_attempt"))
