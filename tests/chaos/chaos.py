@@ -67,8 +67,9 @@ def make_schedule(seed, duration, n_agents, pg, only=None):
     # Workload: a batch every ~0.7 s until 3 s before the end.
     t, n = 0.5, 0
     while t < duration - 3:
-        kind = rng.choices(["simple", "slow", "multi", "flaky", "dag", "cancel", "opretry"],
-                           [30, 15, 12, 12, 12, 10, 9])[0]
+        kind = rng.choices(["simple", "slow", "multi", "flaky", "dag", "cancel", "opretry",
+                            "overrun"],
+                           [30, 15, 12, 12, 12, 10, 9, 6])[0]
         n += 1
         tid = f"k{seed % 100000}-{n:04d}-{kind}"
         acts.append((t, "submit", {"kind": kind, "id": tid,
@@ -354,6 +355,8 @@ def task_docs(c, act):
                 doc(tid + "-c", f"{journal}", deps=[tid + "-b"])]
     if kind == "cancel":  # long enough to be cancelled while it runs
         return [doc(tid, f"{journal}; sleep 15")]
+    if kind == "overrun":  # attempt 1 runs past its 2 s timeout; the retry is quick
+        return [doc(tid, f"{journal}; [ \"$APOLLO_ATTEMPT\" -ge 2 ] || sleep 5", timeout=2)]
     if kind == "opretry":  # fails with no retry left; the operator grants one
         return [doc(tid, f"{journal}; [ \"$APOLLO_ATTEMPT\" -ge 2 ] || exit 4",
                     retry={"max_retries": 0, "initial_interval": 1, "max_interval": 1,

@@ -22,8 +22,12 @@ and checks the invariants of issue 8. Violation kinds:
                      whose versions do not increase with every change
   fencing            a state change made by an event of a superseded attempt
   agreement          an agent's final local state differs from the store's
+  cancel_not_delivered  the agent ran a task the store had cancelled to
+                     SUCCEEDED although the center reached it meanwhile (it
+                     took newer work first): the cancel was never re-sent
 Prints one verdict line with the figures; exit 0 when there is no violation.
 """
+import datetime
 import json
 import os
 import sys
@@ -47,7 +51,7 @@ LOCAL_STATE = {
     "TIMEOUT": "TIMEOUT",
 }
 KINDS = ["lost_task", "lost_event", "duplicate_event", "duplicate_effect", "extra_execution",
-         "illegal_transition", "broken_history", "fencing", "agreement"]
+         "illegal_transition", "broken_history", "fencing", "agreement", "cancel_not_delivered"]
 
 
 class Report:
@@ -236,6 +240,14 @@ def check(run, store, journal, wal):
 
     # ---- agreement: the agent's final local state per task == the store's
     cancelled = {t for t, ok in run.get("cancels", {}).items() if ok}
+    # Store times of operator cancels and of dispatches, per (task, node).
+    cancel_at, dispatch_at = {}, {}
+    for tid, s in store.items():
+        for e in (s.get("events") or {}).get("entries", []):
+            if e["cause"].startswith("cancel") and e["to"] == "CANCELLED":
+                cancel_at[(tid, e["node_id"])] = _us(e.get("at"))
+            if e["cause"] == "dispatch" and e["to"] != e.get("from"):
+                dispatch_at.setdefault((tid, e["node_id"]), _us(e.get("at")))
     for node, events in wal.items():
         local = {}  # task -> [attempt, state]
         for e in events:
@@ -266,6 +278,9 @@ def check(run, store, journal, wal):
                 # (illegal_transition). Not a disagreement, but counted.
                 key = "cancel_races_done" if state == "SUCCEEDED" else "cancel_races_interrupted"
                 r.figures[key] = r.figures.get(key, 0) + 1
+                late = cancel_not_delivered(node, tid, events, cancel_at, dispatch_at)
+                if state == "SUCCEEDED" and late:
+                    r.add("cancel_not_delivered", late)
             elif a == row["attempt"] and state != row["status"]:
                 r.add("agreement", f"{tid} attempt {a}: {node} says {state}, the store says "
                                    f"{row['status']}")
@@ -276,6 +291,45 @@ def check(run, store, journal, wal):
     if run.get("convergence_s") is None and not r.by_kind["lost_task"]:
         r.add("lost_task", f"the system did not converge within {run.get('converge_timeout_s')} s")
     return r
+
+
+def _us(rfc3339):
+    """"2026-11-30T11:31:52.313000Z" -> microseconds since the epoch (None if absent)."""
+    if not rfc3339:
+        return None
+    base, _, frac = rfc3339.rstrip("Z").partition(".")
+    t = datetime.datetime.strptime(base, "%Y-%m-%dT%H:%M:%S").replace(tzinfo=datetime.timezone.utc)
+    return int(t.timestamp()) * 1_000_000 + int((frac + "000000")[:6])
+
+
+# A reconnect, its backlog and snapshot take a moment; a dispatch this long
+# after the cancel proves the node was reachable again.
+CANCEL_GRACE_US = 3_000_000
+
+
+def cancel_not_delivered(node, tid, events, cancel_at, dispatch_at):
+    """The agent finished `tid` (SUCCEEDED) after the store had cancelled it,
+    although the center was reaching the agent meanwhile: the agent ACCEPTED
+    another task, dispatched well after the cancel, before it logged `tid`'s
+    SUCCEEDED (one session is FIFO, so a cancel sent then would have come
+    first). Returns the evidence, or "" if the race is explained by the
+    agent being cut off until it finished."""
+    c = cancel_at.get((tid, node))
+    if c is None:
+        return ""
+    done_seq = max((e["sequence_number"] for e in events
+                    if e["task_id"] == tid and e["event_type"] == "SUCCEEDED"), default=None)
+    if done_seq is None:
+        return ""
+    for e in events:
+        if e["sequence_number"] >= done_seq or e["event_type"] != "ACCEPTED":
+            continue
+        d = dispatch_at.get((e["task_id"], node))
+        if d is not None and d > c + CANCEL_GRACE_US:
+            return (f"{tid} was CANCELLED in the store, yet {node} ran it to SUCCEEDED: it took "
+                    f"{e['task_id']} (dispatched {(d - c) / 1e6:.1f} s after the cancel) before "
+                    f"finishing, so the cancel was never re-sent to it")
+    return ""
 
 
 def check_dir(d):

@@ -163,6 +163,41 @@ class CheckerTest(unittest.TestCase):
         run["cancels"] = {}  # no operator cancel: the same states disagree
         self.assertEqual(kinds(run, store, journal, wal), {"agreement"})
 
+    def test_cancel_never_resent_to_a_reachable_agent(self):
+        run, store, journal, wal = clean_run()
+        run["cancels"] = {"t1": True}
+        run["accepted"]["t2"] = {"max_retries": 2}
+
+        def at(e, sec):
+            e["at"] = f"2026-11-30T11:00:{sec:06.3f}000Z"
+            return e
+        store["t1"]["status"]["nodes"][0]["status"] = "CANCELLED"
+        store["t1"]["events"]["entries"] = [
+            at(entry("n1", None, "PENDING", 1, 0, "create"), 10),
+            at(entry("n1", "PENDING", "DISPATCHED", 2, 1, "dispatch"), 10.1),
+            at(entry("n1", "DISPATCHED", "RUNNING", 3, 1, "event n1-1 ACCEPTED"), 10.2),
+            at(entry("n1", "RUNNING", "CANCELLED", 4, 1, "cancel"), 11),
+            at(entry("n1", "CANCELLED", "CANCELLED", 4, 1,
+                     "event n1-8 SUCCEEDED (illegal_transition)"), 30)]
+        t2 = [at(entry("n1", None, "PENDING", 1, 0, "create"), 16),
+              at(entry("n1", "PENDING", "DISPATCHED", 2, 1, "dispatch"), 16),
+              at(entry("n1", "DISPATCHED", "RUNNING", 3, 1, "event n1-7 ACCEPTED"), 16.1),
+              at(entry("n1", "RUNNING", "SUCCEEDED", 4, 1, "event n1-9 SUCCEEDED"), 31)]
+        store["t2"] = {"status": {"nodes": [{"node_id": "n1", "status": "SUCCEEDED", "attempt": 1,
+                                             "retries": 0, "blocked_reason": ""}]},
+                       "events": {"entries": t2}}
+        journal.append(("t2", 1, "n1"))
+        wal["n1"] = [e for e in wal["n1"] if e["task_id"] != "t1" or e["event_type"] == "ACCEPTED"]
+        wal["n1"] += [wal_event("n1", 7, "t2", 1, "ACCEPTED"),
+                      wal_event("n1", 8, "t1", 1, "SUCCEEDED"),
+                      wal_event("n1", 9, "t2", 1, "SUCCEEDED")]
+        # t2 dispatched 5 s after t1's cancel and taken before t1 finished:
+        # the agent was reachable, the cancel was never re-sent.
+        self.assertEqual(kinds(run, store, journal, wal), {"cancel_not_delivered"})
+        # Dispatched right after the cancel: the agent may still have been cut off.
+        t2[1]["at"] = "2026-11-30T11:00:12.000000Z"
+        self.assertEqual(kinds(run, store, journal, wal), set())
+
     def test_parse_cause(self):
         self.assertEqual(checker.parse_cause("event n-1-7 SUCCEEDED (stale_attempt)"),
                          ("event", "n-1-7", "SUCCEEDED", "stale_attempt"))
