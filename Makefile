@@ -14,7 +14,7 @@ CTEST_ARGS  ?=
 FUZZ_SECONDS ?= 60
 
 .PHONY: deps build test test-release test-asan demo bench bench-wal bench-store \
-        bench-bus bench-compare fuzz format lint clean
+        bench-bus bench-compare fuzz chaos format lint clean
 
 deps:
 	@bash scripts/setup-deps.sh
@@ -85,6 +85,17 @@ fuzz: deps
 	$(FUZZ_DIR)/fuzz/task_spec_fuzz -max_total_time=$(FUZZ_SECONDS) -max_len=8192 \
 	  -timeout=5 -rss_limit_mb=2048 -artifact_prefix=$(FUZZ_DIR)/ \
 	  $(FUZZ_DIR)/new-corpus fuzz/corpus/task_spec
+
+# The partition and crash simulator with its consistency checker (tests/chaos,
+# RELIABILITY.md). SEED empty: a random one (printed); DURATION in seconds.
+# CHAOS_ARGS e.g. "--pg --nats" for PostgreSQL + NATS JetStream, "--keep".
+SEED     ?=
+DURATION ?= 600
+AGENTS   ?= 20
+CHAOS_ARGS ?=
+chaos: build
+	python3 tests/chaos/chaos.py --bin $(ROOT)/bin $(if $(SEED),--seed $(SEED)) \
+	  --duration $(DURATION) --agents $(AGENTS) $(CHAOS_ARGS)
 
 format:
 	git ls-files '*.cc' '*.h' | xargs clang-format -i

@@ -22,16 +22,31 @@ using apollo::agent::AgentConfig;
 
 // Test-only knobs (hidden from --help): fault-injection tests need an
 // autonomy window of seconds, below the 30 s the config file allows, a
-// snapshot held back after reconnect to watch the center meanwhile, and an
-// agent that takes intents at a known slow rate (overload tests).
+// snapshot held back after reconnect to watch the center meanwhile, an
+// agent that takes intents at a known slow rate (overload tests), a node
+// whose clock is off by minutes, and a link that duplicates every event
+// batch (tests/chaos).
 struct TestKnobs {
   int64_t autonomy_window_ms = 0;
   int64_t snapshot_delay_ms = 0;
   int64_t intent_delay_ms = 0;
+  int64_t clock_offset_s = 0;
+  bool duplicate_delivery = false;
+};
+
+// The wall clock shifted by a fixed offset: a node with a skewed clock.
+class OffsetClock final : public apollo::Clock {
+ public:
+  explicit OffsetClock(apollo::Duration offset) : offset_(offset) {}
+  apollo::TimePoint Now() const override { return real_.Now() + offset_; }
+
+ private:
+  apollo::RealClock real_;
+  apollo::Duration offset_;
 };
 
 int Run(const AgentConfig& config, const TestKnobs& knobs) {
-  apollo::RealClock clock;
+  OffsetClock clock{std::chrono::seconds(knobs.clock_offset_s)};
   std::error_code ec;
   std::filesystem::create_directories(config.state_dir, ec);
 
@@ -83,6 +98,7 @@ int Run(const AgentConfig& config, const TestKnobs& knobs) {
   session_options.max_backoff = config.reconnect.max_backoff;
   session_options.test_snapshot_delay = std::chrono::milliseconds(knobs.snapshot_delay_ms);
   session_options.test_intent_delay = std::chrono::milliseconds(knobs.intent_delay_ms);
+  session_options.test_duplicate_delivery = knobs.duplicate_delivery;
   apollo::agent::Session session(session_options, **wal, clock);
 
   apollo::agent::ExecutorOptions exec_options;
@@ -136,6 +152,8 @@ int main(int argc, char** argv) {
   app.add_option("--test-autonomy-window-ms", knobs.autonomy_window_ms)->group("");
   app.add_option("--test-snapshot-delay-ms", knobs.snapshot_delay_ms)->group("");
   app.add_option("--test-intent-delay-ms", knobs.intent_delay_ms)->group("");
+  app.add_option("--test-clock-offset-s", knobs.clock_offset_s)->group("");
+  app.add_flag("--test-duplicate-delivery", knobs.duplicate_delivery)->group("");
   std::string dump_dir;
   app.add_option("--dump-wal", dump_dir,
                  "print every event in this WAL directory as JSON lines and exit (read-only)");

@@ -279,6 +279,7 @@ void Session::WriterLoop(Stream* stream) {
       size_t end = std::min(events.size(), i + options_.max_batch);
       for (size_t k = i; k < end; ++k) EventToProto(events[k], m.mutable_events()->add_events());
       if (!stream->Write(m)) return;
+      if (options_.test_duplicate_delivery && !stream->Write(m)) return;
     }
     for (auto& m : out) {
       if (!stream->Write(m)) return;

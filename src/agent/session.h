@@ -56,6 +56,9 @@ struct SessionOptions {
   // CPU) and the backlog stays in the center's dispatch queue. Zero in
   // production.
   Duration test_intent_delay{0};
+  // Fault injection for tests (tests/chaos): every event batch is written
+  // twice, as by a network that duplicates deliveries. Off in production.
+  bool test_duplicate_delivery = false;
   // Where the session reports what an operator should know (mode changes,
   // reconnects). Null: silent.
   std::function<void(const std::string&)> log;

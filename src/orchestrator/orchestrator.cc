@@ -10,6 +10,19 @@ namespace apollo::orchestrator {
 
 using apollo::v1::CenterMessage;
 
+namespace {
+
+CenterMessage CancelMessage(const std::string& task_id, uint32_t attempt,
+                            const std::string& reason) {
+  CenterMessage msg;
+  msg.mutable_cancel()->set_task_id(task_id);
+  msg.mutable_cancel()->set_attempt(attempt);
+  msg.mutable_cancel()->set_reason(reason);
+  return msg;
+}
+
+}  // namespace
+
 std::string_view LivenessName(Liveness l) {
   switch (l) {
     case Liveness::kAlive: return "ALIVE";
@@ -420,7 +433,16 @@ void Orchestrator::OnSnapshot(const std::shared_ptr<SessionHandle>& handle,
   // comparison sees what the agent saw.
   int repaired = 0;
   auto r = Reconcile(snap.node_id, /*dry_run=*/false);
-  if (r.ok()) repaired = r->repaired;
+  if (r.ok()) {
+    repaired = r->repaired;
+    // A cancel made while this node was away was never delivered (SendCancel
+    // needs a session): the store says CANCELLED, the agent still runs it.
+    for (const DriftItem& d : r->drift) {
+      if (d.store_state == TaskState::kCancelled && d.agent_state == TaskState::kRunning) {
+        handle->Send(CancelMessage(d.task_id, d.attempt, "cancelled while this node was away"));
+      }
+    }
+  }
   CenterMessage ack;
   ack.mutable_snapshot_ack()->set_durable_seq(pb.durable_seq());
   ack.mutable_snapshot_ack()->set_repairs(static_cast<uint32_t>(repaired));
@@ -441,12 +463,8 @@ void Orchestrator::OnDisconnect(const std::shared_ptr<SessionHandle>& handle) {
 void Orchestrator::SendCancel(const std::string& task_id, const std::string& node_id,
                               uint32_t attempt, const std::string& reason) {
   auto session = SessionFor(node_id);
-  if (!session) return;
-  CenterMessage msg;
-  msg.mutable_cancel()->set_task_id(task_id);
-  msg.mutable_cancel()->set_attempt(attempt);
-  msg.mutable_cancel()->set_reason(reason);
-  session->Send(std::move(msg));
+  if (!session) return;  // re-sent from OnSnapshot when the node is back
+  session->Send(CancelMessage(task_id, attempt, reason));
 }
 
 }  // namespace apollo::orchestrator

@@ -1,4 +1,5 @@
 // Applying agent events: dedup, fencing, the state machine, CAS, history.
+#include <cstdlib>
 #include <set>
 
 #include "store/sqlite/row_ops.h"
@@ -6,6 +7,23 @@
 
 namespace apollo::store::sqlite {
 namespace {
+
+// Planted bugs for the chaos checker's own tests (tests/chaos): each
+// environment variable, when set, breaks one guarantee so a test can show the
+// checker catches it. Never set outside those tests; read once.
+struct TestSwitches {
+  bool disable_dedup = std::getenv("APOLLO_TEST_DISABLE_DEDUP") != nullptr;
+  bool disable_fencing = std::getenv("APOLLO_TEST_DISABLE_FENCING") != nullptr;
+  bool disable_transition_check = std::getenv("APOLLO_TEST_DISABLE_TRANSITION_CHECK") != nullptr;
+  // Every Nth event is marked stored but not applied or recorded (0: off).
+  long drop_event_every = std::getenv("APOLLO_TEST_DROP_EVENT_EVERY")
+                              ? std::strtol(std::getenv("APOLLO_TEST_DROP_EVENT_EVERY"), nullptr, 10)
+                              : 0;
+};
+const TestSwitches& Switches() {
+  static const TestSwitches s;
+  return s;
+}
 
 bool SeenBefore(const NodeEntry& n, uint64_t seq) {
   return seq <= n.hwm || n.above.count(seq) > 0;
@@ -69,7 +87,8 @@ class EventApplier {
 
 Result<EventOutcome> EventApplier::ApplyOne(const Event& e) {
   const NodeEntry* node = e.node_id.empty() ? nullptr : txn_.FindNode(e.node_id);
-  if (node && e.sequence_number > 0 && SeenBefore(*node, e.sequence_number)) {
+  if (node && e.sequence_number > 0 && !Switches().disable_dedup &&
+      SeenBefore(*node, e.sequence_number)) {
     ++txn_.stats().events_duplicate;
     return Rejected(Outcome::kDuplicate, "event " + e.event_id() + " already stored");
   }
@@ -82,7 +101,13 @@ Result<EventOutcome> EventApplier::ApplyOne(const Event& e) {
   }
   // From here on the event counts as stored: its seq is consumed, so a
   // redelivery is a duplicate, whatever the outcome below.
-  if (node && e.sequence_number > 0) APOLLO_RETURN_IF_ERROR(MarkSeen(txn_, e.node_id, e.sequence_number));
+  if (node && e.sequence_number > 0 && !SeenBefore(*node, e.sequence_number)) {
+    APOLLO_RETURN_IF_ERROR(MarkSeen(txn_, e.node_id, e.sequence_number));
+  }
+  static long applied_so_far = 0;  // for drop_event_every; one writer thread
+  if (Switches().drop_event_every > 0 && ++applied_so_far % Switches().drop_event_every == 0) {
+    return EventOutcome{Outcome::kApplied, "", {}, {}, 0};
+  }
   if (!valid.ok()) {
     ++txn_.stats().malformed;
     APOLLO_RETURN_IF_ERROR(Alert("malformed", e, {}, {}, valid.message()));
@@ -98,7 +123,7 @@ Result<EventOutcome> EventApplier::ApplyOne(const Event& e) {
 }
 
 Result<EventOutcome> EventApplier::ApplyToRow(const Event& e, const RowState& row) {
-  if (e.attempt != row.attempt) {
+  if (e.attempt != row.attempt && !Switches().disable_fencing) {
     ++txn_.stats().events_stale;
     std::string why = "attempt " + std::to_string(e.attempt) + " superseded by attempt " +
                       std::to_string(row.attempt);
@@ -117,7 +142,7 @@ Result<EventOutcome> EventApplier::ApplyToRow(const Event& e, const RowState& ro
     return EventOutcome{Outcome::kApplied, "", row.state, row.state, row.version};
   }
   TransitionCheck check = CheckTransition(row.state, *target);
-  if (!check.allowed) {
+  if (!check.allowed && !Switches().disable_transition_check) {
     ++txn_.stats().illegal_transitions;
     APOLLO_RETURN_IF_ERROR(Alert("illegal_transition", e, row.state, *target, check.reason));
     APOLLO_RETURN_IF_ERROR(

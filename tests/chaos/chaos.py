@@ -1,0 +1,811 @@
+#!/usr/bin/env python3
+"""Partition and crash simulator for Apollo-11 (issue 8).
+
+Starts a real orchestrator and N real edge agents on loopback (each agent
+behind its own port of an in-process fault proxy), runs a seeded workload of
+tasks whose side effects are counted (each execution appends
+"task attempt node" to the node's journal and fsyncs it), injects faults from a
+seeded random schedule, lets the system converge, collects the store's view,
+the journals and every agent's WAL, and runs checker.py over them.
+
+    chaos.py --bin build/dev/bin [--seed N] [--duration S] [--agents N]
+             [--pg] [--nats] [--workdir DIR] [--keep]
+             [--env NAME=VALUE ...] [--expect-violation KIND ...]
+
+The seed is printed; the same seed, duration, agent count and backends give
+the same fault and workload schedule (the system's own timing still varies).
+Exit status: 0 if the checker found no violation (or, with
+--expect-violation, if it found every kind named), 1 otherwise, 2 on a
+setup error.
+Only processes this script started are stopped, by PID.
+"""
+import argparse
+import concurrent.futures
+import json
+import os
+import random
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import checker  # noqa: E402
+from netproxy import NetProxy  # noqa: E402
+
+PGBIN = "/usr/lib/postgresql/15/bin"
+
+
+def log(msg):
+    print(f"[chaos {time.strftime('%H:%M:%S')}] {msg}", flush=True)
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class SetupError(Exception):
+    pass
+
+
+# ------------------------------------------------------------- schedule --
+
+ALL_FAULTS = ["agent_kill", "orch_kill", "partition_one", "partition_half", "storm",
+              "delay_one", "torn_tail", "clock_skew", "dup_delivery", "store_down"]
+
+
+def make_schedule(seed, duration, n_agents, pg, only=None):
+    """Workload and faults, from the seed alone: a list of (t, kind, args)."""
+    rng = random.Random(seed)
+    acts = []
+    # Workload: a batch every ~0.7 s until 3 s before the end.
+    t, n = 0.5, 0
+    while t < duration - 3:
+        kind = rng.choices(["simple", "slow", "multi", "flaky", "dag", "cancel", "opretry",
+                            "overrun"],
+                           [30, 15, 12, 12, 12, 10, 9, 6])[0]
+        n += 1
+        tid = f"k{seed % 100000}-{n:04d}-{kind}"
+        acts.append((t, "submit", {"kind": kind, "id": tid,
+                                   "nodes": rng.sample(range(n_agents),
+                                                       3 if kind == "multi" else 1),
+                                   "sleep": rng.choice([0, 0.1, 0.3, 1, 2])}))
+        if kind == "cancel":
+            acts.append((t + rng.uniform(0.5, 4), "cancel", {"id": tid}))
+        if kind == "opretry":
+            acts.append((t + rng.uniform(4, 8), "retry", {"id": tid}))
+        t += rng.expovariate(1 / 0.7)
+    # Faults: Poisson arrivals, a few seconds apart, none in the last 5 s.
+    kinds = ["agent_kill", "agent_kill", "orch_kill", "partition_one", "partition_half",
+             "delay_one", "torn_tail", "clock_skew", "dup_delivery", "storm"]
+    if pg:
+        kinds.append("store_down")
+    if only:
+        kinds = [k for k in kinds if k in only] or sorted(only)
+    t = 3.0
+    while True:
+        t += rng.expovariate(1 / 4.0)
+        if t > duration - 5:
+            break
+        kind = rng.choice(kinds)
+        f = {"kind": kind}
+        if kind in ("agent_kill", "torn_tail", "partition_one", "delay_one", "clock_skew",
+                    "dup_delivery"):
+            f["agent"] = rng.randrange(n_agents)
+        if kind == "partition_half":
+            f["agents"] = sorted(rng.sample(range(n_agents), n_agents // 2))
+        f["hold"] = round(rng.uniform(0.3, 6.0), 2)
+        if kind == "delay_one":
+            f["ms"] = rng.choice([200, 1000, 2500])
+        if kind == "clock_skew":
+            f["offset_s"] = rng.choice([-600, -120, 120, 600])
+        if kind == "torn_tail":
+            f["bytes"] = rng.randrange(1, 200)
+            f["junk"] = rng.randrange(1 << 30)
+        acts.append((t, "fault", f))
+    acts.sort(key=lambda a: a[0])
+    return acts
+
+
+# -------------------------------------------------------------- cluster --
+
+class Cluster:
+    def __init__(self, args, work):
+        self.args = args
+        self.work = work
+        self.bin = args.bin
+        self.env = dict(os.environ)
+        for kv in args.env:
+            k, _, v = kv.partition("=")
+            self.env[k] = v
+        self.orch = None
+        self.orch_port = None
+        self.orch_wanted = True
+        self.orch_spawned_at = 0.0
+        self.orch_restarts = 0
+        self.agents = [None] * args.agents
+        self.agent_knobs = [[] for _ in range(args.agents)]  # hidden test flags
+        self.names = [f"n{i:02d}" for i in range(args.agents)]
+        self.proxy = None
+        self.pg_dir = None
+        self.pg_port = None
+        self.nats = None
+        self.nats_port = None
+        self.store_url = f"sqlite://{work}/apollo.db"
+        self.bus_url = "embedded"
+        self.journal_dir = os.path.join(work, "journal")
+        os.makedirs(self.journal_dir)
+
+    # backends
+    def start_pg(self):
+        if not os.path.exists(PGBIN + "/initdb"):
+            raise SetupError("PostgreSQL 15 not installed (apt-get install postgresql)")
+        self.pg_dir = os.path.join(self.work, "pg")
+        os.makedirs(self.pg_dir)
+        shutil.chown(self.pg_dir, "postgres") if os.geteuid() == 0 else None
+        self.pg_port = free_port()
+        rc = self._pg(["initdb", "-D", self.pg_dir + "/data", "-A", "trust", "-U", "apollo",
+                       "-E", "UTF8"])
+        if rc != 0:
+            raise SetupError(f"initdb failed, see {self.pg_dir}/pg.log")
+        self.pg_start()
+        self.store_url = f"postgresql://apollo@127.0.0.1:{self.pg_port}/postgres"
+
+    def _pg(self, argv):
+        cmd = [PGBIN + "/" + argv[0]] + argv[1:]
+        if os.geteuid() == 0:
+            cmd = ["runuser", "-u", "postgres", "--"] + cmd
+        with open(os.path.join(self.work, "pg.log"), "a") as out:
+            return subprocess.call(cmd, stdout=out, stderr=out, timeout=120)
+
+    def pg_start(self):
+        rc = self._pg(["pg_ctl", "-D", self.pg_dir + "/data", "-l", self.pg_dir + "/server.log",
+                       "-w", "-t", "60", "start", "-o",
+                       f"-p {self.pg_port} -k {self.pg_dir} -c listen_addresses=127.0.0.1"])
+        if rc != 0:
+            raise SetupError("pg_ctl start failed")
+
+    def pg_stop(self, mode="immediate"):
+        self._pg(["pg_ctl", "-D", self.pg_dir + "/data", "-m", mode, "-w", "-t", "60", "stop"])
+
+    def start_nats(self):
+        exe = shutil.which("nats-server")
+        if not exe:
+            raise SetupError("nats-server not installed (apt-get install nats-server)")
+        self.nats_port = free_port()
+        d = os.path.join(self.work, "nats")
+        os.makedirs(d)
+        self.nats = subprocess.Popen([exe, "-js", "-sd", d + "/js", "-a", "127.0.0.1", "-p",
+                                      str(self.nats_port), "-l", d + "/nats.log"],
+                                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        for _ in range(100):
+            try:
+                socket.create_connection(("127.0.0.1", self.nats_port), 0.2).close()
+                break
+            except OSError:
+                time.sleep(0.1)
+        else:
+            raise SetupError("nats-server did not start listening")
+        self.bus_url = f"nats://127.0.0.1:{self.nats_port}"
+
+    # orchestrator
+    def write_configs(self):
+        with open(os.path.join(self.work, "orchestrator.yaml"), "w") as f:
+            f.write("dispatch_interval: 1\nack_timeout: 3\nheartbeat_interval: 2\n"
+                    "suspect_after: 6\nlost_after: 12\n"
+                    # The workload fails on purpose (flaky, operator-retry tasks);
+                    # a paused intent would only stretch the convergence wait.
+                    "circuit_breaker: {failures: 1000, cool_down: 1}\n"
+                    "retry_budget: {rate_per_s: 1000, burst: 1000}\n")
+        with open(os.path.join(self.work, "agent.yaml"), "w") as f:
+            f.write("heartbeat_interval: 2\nmax_concurrency: 4\nkill_grace: 1\n"
+                    "enabled_intents: [exec, noop, sleep]\n"
+                    "reconnect: {initial_backoff_ms: 200, max_backoff_ms: 2000}\n")
+
+    def start_orch(self):
+        logf = open(os.path.join(self.work, "orchestrator.log"), "a")
+        listen = f"127.0.0.1:{self.orch_port or 0}"
+        self.orch = subprocess.Popen(
+            [self.bin + "/orchestrator", "--listen", listen, "--store", self.store_url,
+             "--bus", self.bus_url, "--config", os.path.join(self.work, "orchestrator.yaml")],
+            stdout=logf, stderr=logf, env=self.env)
+        logf.close()
+        deadline = time.time() + 60
+        while time.time() < deadline:
+            if self.orch.poll() is not None:
+                # A restart can find the old port in TIME_WAIT or the store
+                # briefly down: try again, bounded.
+                return False
+            if self.orch_port is None:
+                with open(os.path.join(self.work, "orchestrator.log")) as f:
+                    m = re.findall(r"listening on 127\.0\.0\.1:(\d+)", f.read())
+                    if m:
+                        self.orch_port = int(m[-1])
+            if self.orch_port:
+                try:
+                    socket.create_connection(("127.0.0.1", self.orch_port), 0.2).close()
+                    return True
+                except OSError:
+                    pass
+            time.sleep(0.1)
+        return False
+
+    def ensure_orch(self):
+        for _ in range(30):
+            if self.orch and self.orch.poll() is None:
+                return
+            if self.start_orch():
+                return
+            time.sleep(1)
+        raise SetupError("the orchestrator does not start; see orchestrator.log")
+
+    def supervise_orch(self):
+        """Like a process supervisor: an orchestrator that is wanted but not
+        running (it exits when it cannot open the store) is started again,
+        at most once a second. Non-blocking."""
+        if not self.orch_wanted or (self.orch and self.orch.poll() is None):
+            return
+        if time.time() - self.orch_spawned_at < 1.0:
+            return
+        if self.orch is not None:
+            self.orch_restarts += 1
+        self.orch_spawned_at = time.time()
+        logf = open(os.path.join(self.work, "orchestrator.log"), "a")
+        self.orch = subprocess.Popen(
+            [self.bin + "/orchestrator", "--listen", f"127.0.0.1:{self.orch_port}", "--store",
+             self.store_url, "--bus", self.bus_url, "--config",
+             os.path.join(self.work, "orchestrator.yaml")],
+            stdout=logf, stderr=logf, env=self.env)
+        logf.close()
+
+    def kill_orch(self):
+        if self.orch and self.orch.poll() is None:
+            self.orch.kill()
+            self.orch.wait()
+        self.orch = None
+
+    # agents
+    def agent_dir(self, i):
+        return os.path.join(self.work, self.names[i])
+
+    def start_agent(self, i):
+        if self.agents[i] and self.agents[i].poll() is None:
+            return
+        logf = open(os.path.join(self.work, self.names[i] + ".log"), "a")
+        argv = [self.bin + "/edge-agent", "--config", os.path.join(self.work, "agent.yaml"),
+                "--node-id", self.names[i], "--orchestrator",
+                f"127.0.0.1:{self.proxy.ports[i]}", "--state-dir", self.agent_dir(i),
+                "--wal-path", os.path.join(self.agent_dir(i), "wal"),
+                "--label", "fleet=chaos"]
+        argv += self.agent_knobs[i]
+        self.agents[i] = subprocess.Popen(argv, stdout=logf, stderr=logf, env=self.env)
+        logf.close()
+
+    def kill_agent(self, i):
+        p = self.agents[i]
+        if p and p.poll() is None:
+            p.kill()
+            p.wait()
+
+    def stop_agent(self, i):
+        p = self.agents[i]
+        if p and p.poll() is None:
+            p.send_signal(signal.SIGTERM)
+            try:
+                p.wait(20)
+            except subprocess.TimeoutExpired:
+                p.kill()
+                p.wait()
+
+    def cli(self, *argv, timeout=20):
+        try:
+            r = subprocess.run([self.bin + "/apollo-cli", "--server",
+                                f"127.0.0.1:{self.orch_port}", "--timeout", "10"] + list(argv),
+                               capture_output=True, text=True, timeout=timeout)
+            return r.returncode, r.stdout, r.stderr
+        except subprocess.TimeoutExpired:
+            return 124, "", "timed out"
+
+    def shutdown(self):
+        for i in range(len(self.agents)):
+            self.kill_agent(i)
+        self.kill_orch()
+        if self.nats and self.nats.poll() is None:
+            self.nats.kill()
+            self.nats.wait()
+        if self.pg_dir and os.path.exists(self.pg_dir + "/data/postmaster.pid"):
+            self.pg_stop("fast")
+
+
+# ------------------------------------------------------------- workload --
+
+def task_docs(c, act):
+    """The task(s) of one submit action, as dicts (written as JSON, which the
+    YAML task-file parser reads)."""
+    kind, tid, sleep = act["kind"], act["id"], act["sleep"]
+    nodes = [c.names[i] for i in act["nodes"]]
+    journal = (f"printf '%s %s %s\\n' \"$APOLLO_TASK_ID\" \"$APOLLO_ATTEMPT\" \"$APOLLO_NODE_ID\""
+               f" >> {c.journal_dir}/$APOLLO_NODE_ID && sync {c.journal_dir}/$APOLLO_NODE_ID")
+    retry = {"max_retries": 2, "initial_interval": 1, "max_interval": 1, "backoff": "fixed"}
+
+    def doc(task_id, script, nodes=nodes, retry=retry, timeout=60, deps=None):
+        d = {"task_id": task_id, "intent": "exec",
+             "target_selector": {"type": "nodes", "nodes": nodes},
+             "timeout": timeout, "retry_policy": retry,
+             "params": {"argv": ["sh", "-c", script]}}
+        if deps:
+            d["depends_on"] = deps
+        return d
+
+    if kind in ("simple", "multi"):
+        return [doc(tid, f"{journal}; sleep {sleep}")]
+    if kind == "slow":
+        return [doc(tid, f"{journal}; sleep {2 + sleep * 2}")]
+    if kind == "flaky":  # fails its first attempt, succeeds on the retry
+        return [doc(tid, f"{journal}; sleep {sleep}; [ \"$APOLLO_ATTEMPT\" -ge 2 ] || exit 3")]
+    if kind == "dag":  # a chain of three on the same node
+        return [doc(tid + "-a", f"{journal}; sleep {sleep}"),
+                doc(tid + "-b", f"{journal}; sleep {sleep}", deps=[tid + "-a"]),
+                doc(tid + "-c", f"{journal}", deps=[tid + "-b"])]
+    if kind == "cancel":  # long enough to be cancelled while it runs
+        return [doc(tid, f"{journal}; sleep 15")]
+    if kind == "overrun":  # attempt 1 runs past its 2 s timeout; the retry is quick
+        return [doc(tid, f"{journal}; [ \"$APOLLO_ATTEMPT\" -ge 2 ] || sleep 5", timeout=2)]
+    if kind == "opretry":  # fails with no retry left; the operator grants one
+        return [doc(tid, f"{journal}; [ \"$APOLLO_ATTEMPT\" -ge 2 ] || exit 4",
+                    retry={"max_retries": 0, "initial_interval": 1, "max_interval": 1,
+                           "backoff": "fixed"})]
+    raise ValueError(kind)
+
+
+# ---------------------------------------------------------------- faults --
+
+class Faults:
+    """Starts faults and ends them when their hold time is up."""
+
+    def __init__(self, c, rng):
+        self.c = c
+        self.rng = rng
+        self.pending_ends = []  # (time, fn, description)
+        self.counts = {}
+        self.last_fault_end = 0.0
+        self.half_cut = set()
+        self.one_cut = set()
+        self.store_down = False
+        self.storm_healed_at = None
+        self.storm_reconnect_s = []
+
+    def count(self, kind):
+        self.counts[kind] = self.counts.get(kind, 0) + 1
+
+    def later(self, at, fn):
+        self.pending_ends.append((at, fn))
+
+    def tick(self, now):
+        due = [e for e in self.pending_ends if e[0] <= now]
+        self.pending_ends = [e for e in self.pending_ends if e[0] > now]
+        for _, fn in sorted(due, key=lambda e: e[0]):
+            fn()
+            self.last_fault_end = time.time()
+
+    def start(self, f, now):
+        c = self.c
+        kind, hold = f["kind"], f["hold"]
+        self.count(kind)
+        log(f"fault {kind} {json.dumps({k: v for k, v in f.items() if k not in ('kind',)})}")
+        if kind == "agent_kill":
+            i = f["agent"]
+            c.kill_agent(i)
+            self.later(now + hold, lambda: c.start_agent(i))
+        elif kind == "torn_tail":
+            i = f["agent"]
+            c.kill_agent(i)
+            tear_wal_tail(os.path.join(c.agent_dir(i), "wal"), f["bytes"], f["junk"])
+            self.later(now + hold, lambda: c.start_agent(i))
+        elif kind in ("clock_skew", "dup_delivery"):
+            # Restarted (kill -9) with the knob, and again without it later.
+            i = f["agent"]
+            c.kill_agent(i)
+            c.agent_knobs[i] = (["--test-clock-offset-s", str(f["offset_s"])]
+                                if kind == "clock_skew" else ["--test-duplicate-delivery"])
+            c.start_agent(i)
+
+            def restore(i=i):
+                c.kill_agent(i)
+                c.agent_knobs[i] = []
+                c.start_agent(i)
+            self.later(now + hold * 3, restore)
+        elif kind == "orch_kill":
+            c.kill_orch()
+            c.orch_wanted = False
+
+            def want():
+                c.orch_wanted = True
+                c.orch_spawned_at = 0.0
+                c.supervise_orch()
+            self.later(now + hold, want)
+        elif kind == "partition_one":
+            i = f["agent"]
+            c.proxy.partition(i)
+            self.one_cut.add(i)
+
+            def heal(i=i):
+                self.one_cut.discard(i)
+                if i not in self.half_cut:
+                    c.proxy.heal(i)
+            self.later(now + hold, heal)
+        elif kind == "partition_half":
+            for i in f["agents"]:
+                c.proxy.partition(i)
+                self.half_cut.add(i)
+
+            def heal_half(agents=f["agents"]):
+                for i in agents:
+                    self.half_cut.discard(i)
+                    if i not in self.one_cut:
+                        c.proxy.heal(i)
+            self.later(now + hold, heal_half)
+        elif kind == "storm":
+            # Reconnect storm: the whole fleet cut off, then let back at once.
+            for i in range(len(c.names)):
+                c.proxy.partition(i)
+                self.half_cut.add(i)
+
+            def let_back():
+                for i in range(len(c.names)):
+                    self.half_cut.discard(i)
+                    if i not in self.one_cut:
+                        c.proxy.heal(i)
+                self.storm_healed_at = time.time()
+            self.later(now + hold, let_back)
+        elif kind == "delay_one":
+            i = f["agent"]
+            c.proxy.set_delay(i, f["ms"])
+            self.later(now + hold, lambda: c.proxy.set_delay(i, 0))
+        elif kind == "store_down":
+            if not self.store_down:
+                self.store_down = True
+                c.pg_stop("immediate")
+
+                def up():
+                    c.pg_start()
+                    self.store_down = False
+                self.later(now + hold, up)
+        self.last_fault_end = max(self.last_fault_end, time.time())
+
+    def end_all(self):
+        for _, fn in sorted(self.pending_ends, key=lambda e: e[0]):
+            fn()
+        self.pending_ends = []
+        self.last_fault_end = time.time()
+
+
+def tear_wal_tail(wal_dir, nbytes, junk_seed):
+    """A torn tail: the last write of a dead process only partly on disk.
+    Appends a partial record (a valid-looking prefix of garbage) to the newest
+    segment; nothing acknowledged is touched, so recovery must truncate it
+    and lose nothing."""
+    try:
+        segs = sorted(f for f in os.listdir(wal_dir) if f.startswith("wal-") and f.endswith(".log"))
+    except FileNotFoundError:
+        return
+    if not segs:
+        return
+    junk = random.Random(junk_seed).randbytes(nbytes)
+    with open(os.path.join(wal_dir, segs[-1]), "ab") as f:
+        f.write(junk)
+        f.flush()
+        os.fsync(f.fileno())
+
+
+# ------------------------------------------------------------------ run --
+
+SETTLED = {"SUCCEEDED", "CANCELLED", "FAILED", "TIMEOUT"}
+
+
+def node_settled(n, max_retries):
+    """SUCCEEDED or CANCELLED, or FAILED/TIMEOUT with no retry left, or held
+    for good with a reason (blocked_reason upstream_failed: a dependency
+    did not succeed). Other reasons (node_disconnected, backoff, ...) are
+    waits, not explanations."""
+    if n["status"] in ("SUCCEEDED", "CANCELLED") or n.get("blocked_reason", "").startswith("upstream_failed"):
+        return True
+    return n["status"] in ("FAILED", "TIMEOUT") and n["retries"] >= max_retries
+
+
+def list_tasks(c):
+    """{task_id: status} of every task in the store, or None if unreachable."""
+    out, token = {}, ""
+    for _ in range(1000):
+        argv = ["-o", "json", "task", "list", "--limit", "1000"]
+        if token:
+            argv += ["--page-token", token]
+        rc, so, _ = c.cli(*argv)
+        if rc != 0:
+            return None
+        j = json.loads(so)
+        for t in j["tasks"]:
+            out[t["task_id"]] = t["status"]
+        token = j.get("next_page_token", "")
+        if not token:
+            return out
+    return out
+
+
+def unsettled(c, statuses, accepted):
+    """Tasks that are neither settled nor blocked with a reason."""
+    left = []
+    for tid, st in statuses.items():
+        if st in ("SUCCEEDED", "CANCELLED"):
+            continue
+        rc, so, _ = c.cli("-o", "json", "task", "status", "--task-id", tid)
+        if rc != 0:
+            left.append(tid)
+            continue
+        nodes = json.loads(so)["nodes"]
+        max_retries = accepted.get(tid, {}).get("max_retries", 0)
+        if not all(node_settled(n, max_retries) for n in nodes):
+            left.append(tid)
+    return left
+
+
+def run(args):
+    seed = args.seed if args.seed is not None else random.randrange(1 << 31)
+    backend = ("postgresql" if args.pg else "sqlite") + "+" + ("nats" if args.nats else "embedded")
+    log(f"seed {seed}  duration {args.duration}s  agents {args.agents}  backend {backend}"
+        f"  (replay: --seed {seed} --duration {args.duration} --agents {args.agents}"
+        f"{' --pg' if args.pg else ''}{' --nats' if args.nats else ''}"
+        f"{' --faults ' + args.faults if args.faults else ''})")
+    work = args.workdir or tempfile.mkdtemp(prefix="apollo-chaos.")
+    os.makedirs(work, exist_ok=True)
+    if os.geteuid() == 0:
+        os.chmod(work, 0o755)
+    log(f"state in {work}")
+    only = set(args.faults.split(",")) if args.faults else None
+    schedule = make_schedule(seed, args.duration, args.agents, args.pg, only)
+    with open(os.path.join(work, "schedule.json"), "w") as f:
+        json.dump({"seed": seed, "duration": args.duration, "agents": args.agents,
+                   "backend": backend, "actions": schedule}, f, indent=1)
+
+    c = Cluster(args, work)
+    rc = 2
+    try:
+        if args.pg:
+            c.start_pg()
+        if args.nats:
+            c.start_nats()
+        c.write_configs()
+        c.ensure_orch()
+        c.proxy = NetProxy(c.orch_port, args.agents)
+        c.proxy.start()
+        for i in range(args.agents):
+            c.start_agent(i)
+        # Wait (bounded) for the fleet to register before the clock starts.
+        deadline = time.time() + 60
+        while time.time() < deadline:
+            rc_, so, _ = c.cli("-o", "json", "node", "list")
+            if rc_ == 0 and sum(1 for n in json.loads(so)["nodes"] if n["connected"]) == args.agents:
+                break
+            time.sleep(0.3)
+        else:
+            raise SetupError("the agents did not all connect within 60 s")
+        rc = drive(c, schedule, seed, args, work)
+    except SetupError as e:
+        log(f"setup error: {e}")
+        rc = 2
+    finally:
+        c.shutdown()
+        if rc == 0 and not args.keep:
+            shutil.rmtree(work, ignore_errors=True)
+        else:
+            log(f"state kept in {work}")
+    return rc
+
+
+def drive(c, schedule, seed, args, work):
+    rng = random.Random(seed ^ 0x5eed)
+    faults = Faults(c, rng)
+    accepted = {}   # task_id -> {"kind", "nodes", "group"}
+    cancels = {}    # task_id -> True if the cancel was acknowledged
+    retries = {}    # task_id -> operator retries acknowledged
+    queue = list(schedule)
+    t0 = time.time()
+    end = t0 + args.duration
+    retry_q = []  # (due, action) for CLI calls that failed (center down)
+    while time.time() < end + 30 and (queue or retry_q or time.time() < end):
+        now = time.time() - t0
+        faults.tick(now)
+        c.supervise_orch()
+        if faults.storm_healed_at and c.orch and c.orch.poll() is None:
+            rc_, so, _ = c.cli("-o", "json", "node", "list", timeout=5)
+            if rc_ == 0 and all(n["connected"] for n in json.loads(so)["nodes"]):
+                faults.storm_reconnect_s.append(round(time.time() - faults.storm_healed_at, 2))
+                log(f"storm: all {args.agents} agents back in {faults.storm_reconnect_s[-1]} s")
+                faults.storm_healed_at = None
+        due = []
+        while queue and queue[0][0] <= now:
+            due.append(queue.pop(0))
+        for r in [r for r in retry_q if r[0] <= now]:
+            retry_q.remove(r)
+            due.append(r)
+        for _, what, a in due:
+            if what == "fault":
+                faults.start(a, now)
+                continue
+            if c.orch is None or c.orch.poll() is not None or faults.store_down:
+                retry_q.append((now + 1, what, a))
+                continue
+            if what == "submit":
+                docs = task_docs(c, a)
+                path = os.path.join(work, "tasks", a["id"] + ".yaml")
+                os.makedirs(os.path.dirname(path), exist_ok=True)
+                with open(path, "w") as f:
+                    json.dump({"tasks": docs}, f)
+                rc, _, err = c.cli("task", "submit", "--file", path)
+                if rc == 0:
+                    for d in docs:
+                        accepted[d["task_id"]] = {"kind": a["kind"],
+                                                  "nodes": d["target_selector"]["nodes"],
+                                                  "group": a["id"],
+                                                  "max_retries": d["retry_policy"]["max_retries"]}
+                elif now < args.duration + 20:
+                    retry_q.append((now + 1, what, a))
+            elif what == "cancel":
+                if a["id"] not in accepted:
+                    if now < args.duration + 20:
+                        retry_q.append((now + 1, what, a))
+                    continue
+                rc, _, err = c.cli("task", "cancel", "--task-id", a["id"], "--reason", "chaos")
+                cancels[a["id"]] = rc == 0
+            elif what == "retry":
+                if a["id"] not in accepted:
+                    if now < args.duration + 20:
+                        retry_q.append((now + 1, what, a))
+                    continue
+                rc, _, err = c.cli("task", "retry", "--task-id", a["id"])
+                if rc == 0:
+                    retries[a["id"]] = retries.get(a["id"], 0) + 1
+                elif now < args.duration + 12 and a.get("tries", 0) < 8:
+                    # Not FAILED yet (still running or retrying): ask again.
+                    retry_q.append((now + 1.5, what, dict(a, tries=a.get("tries", 0) + 1)))
+        time.sleep(0.05)
+    # Heal everything, restart whatever is down.
+    faults.end_all()
+    c.orch_wanted = True
+    for i in range(args.agents):
+        c.proxy.heal(i)
+        c.proxy.set_delay(i, 0)
+        c.start_agent(i)
+    c.ensure_orch()
+    healed_at = time.time()
+    log(f"schedule done: {len(accepted)} tasks accepted, faults {faults.counts}; converging")
+
+    converged_s = None
+    deadline = healed_at + args.converge_timeout
+    left = []
+    while time.time() < deadline:
+        statuses = list_tasks(c)
+        if statuses is not None:
+            left = [t for t in accepted if t not in statuses] + unsettled(c, statuses, accepted)
+            if not left:
+                converged_s = time.time() - healed_at
+                break
+        time.sleep(1)
+    if converged_s is None:
+        log(f"NOT converged after {args.converge_timeout}s: {len(left)} task(s) left, e.g. {left[:5]}")
+    else:
+        log(f"converged {converged_s:.1f}s after the last fault")
+
+    # Collect. Events an agent logged just before convergence may still be
+    # on their way: give the backlogs a bounded grace period (live WAL
+    # dumps are read-only), then stop the agents cleanly and dump again.
+    def dump_wals():
+        for i in range(args.agents):
+            with open(os.path.join(work, c.names[i] + ".wal.jsonl"), "w") as out:
+                subprocess.run([c.bin + "/edge-agent", "--dump-wal",
+                                os.path.join(c.agent_dir(i), "wal")], stdout=out,
+                               stderr=subprocess.DEVNULL, timeout=60)
+
+    def fetch(tid):
+        rc1, s1, _ = c.cli("-o", "json", "task", "status", "--task-id", tid)
+        rc2, s2, _ = c.cli("-o", "json", "task", "events", "--task-id", tid)
+        return tid, {"status": json.loads(s1) if rc1 == 0 else None,
+                     "events": json.loads(s2) if rc2 == 0 else None}
+
+    def fetch_all(ids):
+        with concurrent.futures.ThreadPoolExecutor(4) as ex:
+            return dict(ex.map(fetch, sorted(ids)))
+
+    def unrecorded():
+        seen = set()
+        for s in store.values():
+            for e in (s["events"] or {}).get("entries", []):
+                seen.add(checker.parse_cause(e["cause"])[1])
+        tasks = set()
+        for i in range(args.agents):
+            with open(os.path.join(work, c.names[i] + ".wal.jsonl")) as f:
+                for line in f:
+                    e = json.loads(line)
+                    if e["event_id"] not in seen and e["event_type"] != "SNAPSHOT":
+                        tasks.add(e["task_id"])
+        return tasks
+
+    statuses = list_tasks(c) or {}
+    store = fetch_all(set(statuses) | set(accepted))
+    for _ in range(20):
+        dump_wals()
+        late = unrecorded()
+        if not late:
+            break
+        time.sleep(1)
+        store.update(fetch_all(late))
+    for i in range(args.agents):
+        c.stop_agent(i)
+    dump_wals()
+    store.update(fetch_all(unrecorded()))
+    run_info = {"seed": seed, "duration": args.duration, "agents": c.names,
+                "backend": ("postgresql" if args.pg else "sqlite") + "+" +
+                           ("nats" if args.nats else "embedded"),
+                "accepted": accepted, "cancels": cancels, "operator_retries": retries,
+                "faults": faults.counts, "convergence_s": converged_s,
+                "orchestrator_exits": c.orch_restarts,
+                "storm_reconnect_s": faults.storm_reconnect_s,
+                "converge_timeout_s": args.converge_timeout, "switches": args.env}
+    with open(os.path.join(work, "run.json"), "w") as f:
+        json.dump(run_info, f, indent=1)
+    with open(os.path.join(work, "store.json"), "w") as f:
+        json.dump(store, f)
+    report = checker.check_dir(work)
+    print(report.verdict_line(), flush=True)
+    for v in report.violations[:30]:
+        print("  violation:", v, flush=True)
+    if args.expect_violation:
+        missing = [k for k in args.expect_violation if not report.by_kind.get(k)]
+        if missing:
+            log(f"expected violation(s) {missing} were NOT reported: the checker missed a planted bug")
+            return 1
+        log(f"planted bug caught: {', '.join(args.expect_violation)} reported as expected")
+        return 0
+    return 0 if report.ok else 1
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--bin", required=True, help="dir with orchestrator, edge-agent, apollo-cli")
+    ap.add_argument("--seed", type=int)
+    ap.add_argument("--duration", type=float, default=120)
+    ap.add_argument("--agents", type=int, default=20)
+    ap.add_argument("--pg", action="store_true", help="PostgreSQL 15 store (throwaway server)")
+    ap.add_argument("--nats", action="store_true", help="NATS JetStream bus (throwaway server)")
+    ap.add_argument("--converge-timeout", type=float, default=180)
+    ap.add_argument("--faults", help="comma-separated fault kinds to draw from (default: all): "
+                    + ", ".join(ALL_FAULTS))
+    ap.add_argument("--workdir")
+    ap.add_argument("--keep", action="store_true", help="keep the state dir even on success")
+    ap.add_argument("--env", action="append", default=[],
+                    help="NAME=VALUE for the orchestrator and agents (test-only switches)")
+    ap.add_argument("--expect-violation", action="append", default=[],
+                    help="succeed only if the checker reports this kind (planted-bug tests)")
+    args = ap.parse_args()
+    for exe in ("orchestrator", "edge-agent", "apollo-cli"):
+        if not os.access(os.path.join(args.bin, exe), os.X_OK):
+            print(f"chaos: {exe} not found in {args.bin}", file=sys.stderr)
+            return 2
+    if args.agents < 2:
+        print("chaos: --agents must be at least 2", file=sys.stderr)
+        return 2
+    if args.faults and not set(args.faults.split(",")) <= set(ALL_FAULTS):
+        print(f"chaos: --faults: unknown kind in '{args.faults}' (known: {', '.join(ALL_FAULTS)})",
+              file=sys.stderr)
+        return 2
+    return run(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
