@@ -8,13 +8,19 @@
 // (back-pressure). A fresh SQLite store (synchronous=FULL) per backend.
 //
 // usage: bus_bench [--tasks-per-agent N] [--agents N] [--batch N] [--partitions N]
-//                  [--only embedded|nats|store]
-// Prints:
+//                  [--only embedded|nats|store] [--rounds N]
+// Prints, per round (the cases of a round run back to back, so a ratio
+// compares runs seconds apart on a machine whose load swings):
 //   store events_per_s=...
 //   bus=embedded events_per_s=... ratio_to_store=...
 //   bus=nats events_per_s=... ratio_to_store=...
+// and with --rounds > 1 a closing line per bus with the median and the
+// lowest of its per-round ratios:
+//   summary bus=embedded rounds=N median_ratio=... min_ratio=...
 // The NATS case starts its own nats-server -js on a free loopback port.
+#include <algorithm>
 #include <chrono>
+#include <map>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -37,6 +43,7 @@ struct Args {
   int tasks_per_agent = 2000;
   int batch = 100;
   int partitions = 16;
+  int rounds = 1;
   std::string only;
 };
 
@@ -149,6 +156,7 @@ int Main(int argc, char** argv) {
     else if (k == "--batch") args.batch = std::atoi(v.c_str());
     else if (k == "--only") args.only = v;
     else if (k == "--partitions") args.partitions = std::atoi(v.c_str());
+    else if (k == "--rounds") args.rounds = std::max(1, std::atoi(v.c_str()));
   }
   std::string root = std::filesystem::temp_directory_path() / ("bus-bench-" + std::to_string(getpid()));
   auto fresh = [&](const std::string& name) {
@@ -156,34 +164,53 @@ int Main(int argc, char** argv) {
     std::filesystem::create_directories(d);
     return d;
   };
-  double store_rate = 0;
   int rc = 0;
-  if (args.only.empty() || args.only == "store") {
-    Result<double> r = RunCase(args, fresh("store"), "");
-    if (!r.ok()) return std::fprintf(stderr, "store: %s\n", r.status().ToString().c_str()), 1;
-    store_rate = *r;
-    std::printf("store events_per_s=%.0f\n", store_rate);
-  }
-  auto report = [&](const char* name, Result<double> r) {
-    if (!r.ok()) {
-      std::fprintf(stderr, "bus=%s: %s\n", name, r.status().ToString().c_str());
-      rc = 1;
-      return;
+  std::map<std::string, std::vector<double>> ratios;  // bus -> per-round ratio
+  for (int round = 0; round < args.rounds; ++round) {
+    if (args.rounds > 1) std::printf("round %d\n", round + 1);
+    const std::string tag = "r" + std::to_string(round);
+    double store_rate = 0;
+    if (args.only.empty() || args.only == "store") {
+      Result<double> r = RunCase(args, fresh(tag + "-store"), "");
+      if (!r.ok()) return std::fprintf(stderr, "store: %s\n", r.status().ToString().c_str()), 1;
+      store_rate = *r;
+      std::printf("store events_per_s=%.0f\n", store_rate);
+      std::fflush(stdout);
     }
-    std::printf("bus=%s events_per_s=%.0f", name, *r);
-    if (store_rate > 0) std::printf(" ratio_to_store=%.2f", *r / store_rate);
-    std::printf("\n");
-    std::fflush(stdout);
-  };
-  if (args.only.empty() || args.only == "embedded") report("embedded", RunCase(args, fresh("embedded"), "embedded"));
-  if (args.only.empty() || args.only == "nats") {
-    std::string d = fresh("nats");
-    testing::NatsServer server(d);
-    Status st = server.Start();
-    if (!st.ok()) {
-      report("nats", st);
-    } else {
-      report("nats", RunCase(args, d, server.url()));
+    auto report = [&](const char* name, Result<double> r) {
+      if (!r.ok()) {
+        std::fprintf(stderr, "bus=%s: %s\n", name, r.status().ToString().c_str());
+        rc = 1;
+        return;
+      }
+      std::printf("bus=%s events_per_s=%.0f", name, *r);
+      if (store_rate > 0) {
+        std::printf(" ratio_to_store=%.2f", *r / store_rate);
+        ratios[name].push_back(*r / store_rate);
+      }
+      std::printf("\n");
+      std::fflush(stdout);
+    };
+    if (args.only.empty() || args.only == "embedded") {
+      report("embedded", RunCase(args, fresh(tag + "-embedded"), "embedded"));
+    }
+    if (args.only.empty() || args.only == "nats") {
+      std::string d = fresh(tag + "-nats");
+      testing::NatsServer server(d);
+      Status st = server.Start();
+      if (!st.ok()) {
+        report("nats", st);
+      } else {
+        report("nats", RunCase(args, d, server.url()));
+      }
+    }
+  }
+  if (args.rounds > 1) {
+    for (auto& [name, v] : ratios) {
+      std::sort(v.begin(), v.end());
+      double median = v.size() % 2 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
+      std::printf("summary bus=%s rounds=%zu median_ratio=%.2f min_ratio=%.2f\n", name.c_str(),
+                  v.size(), median, v.front());
     }
   }
   std::error_code ec;
