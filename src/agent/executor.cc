@@ -214,8 +214,15 @@ Result<std::vector<Delivery>> Executor::DeliverBatch(const std::vector<IntentReq
         case Claim::kAlreadyDone: {
           auto result = nlohmann::json::parse(
               known.result_json.empty() ? "{}" : known.result_json, nullptr, false);
-          events.push_back(MakeEvent(req.task_id, known.attempt, EventType::kAlreadyDone,
-                                     {{"result", result}}));
+          // Answered for the attempt asked about: a retry granted after the
+          // center gave up on attempt N (e.g. its execution timeout fired as
+          // the run finished) is satisfied by that finished run, since
+          // instructions are idempotent. Stamped with the old attempt it
+          // would be fenced as stale and the row resent forever (chaos seed
+          // 718046453). `ran_attempt` says which run did the work.
+          events.push_back(MakeEvent(req.task_id, std::max(req.attempt, known.attempt),
+                                     EventType::kAlreadyDone,
+                                     {{"result", result}, {"ran_attempt", known.attempt}}));
           out[i] = Delivery::kAlreadyDone;
           break;
         }

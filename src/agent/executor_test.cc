@@ -175,6 +175,18 @@ TEST_F(ExecutorTest, TheSameIntentDelivered100TimesConcurrentlyRunsOnce) {
   auto done = link_->Of("once", EventType::kAlreadyDone);
   ASSERT_EQ(done.size(), 1u);
   EXPECT_EQ(nlohmann::json::parse(done[0].payload)["result"]["ran"], true);
+  EXPECT_EQ(done[0].attempt, 1u);
+  EXPECT_EQ(runs.load(), 1);
+  // A newer attempt (the center retried after giving up on attempt 1 as it
+  // finished) is answered for that attempt, naming the run that did the
+  // work, so the store's attempt fence lets it settle the row.
+  auto retry = executor_->Deliver(Intent("once", "count", {}, 3));
+  ASSERT_TRUE(retry.ok());
+  EXPECT_EQ(*retry, Delivery::kAlreadyDone);
+  done = link_->Of("once", EventType::kAlreadyDone);
+  ASSERT_EQ(done.size(), 2u);
+  EXPECT_EQ(done[1].attempt, 3u);
+  EXPECT_EQ(nlohmann::json::parse(done[1].payload)["ran_attempt"], 1);
   EXPECT_EQ(runs.load(), 1);
 }
 

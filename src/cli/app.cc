@@ -7,6 +7,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "cli/alert_command.h"
 #include "cli/bus_command.h"
 #include "cli/command_result.h"
 #include "cli/dlq_command.h"
@@ -36,6 +37,7 @@ struct Parsed {
   WatchOptions watch;
   ReconcileOptions reconcile;
   DlqOptions dlq;
+  AlertOptions alert;
   std::string sync_node;
   // The chosen command, run after parsing succeeded.
   std::function<int(OrchestratorClient&, std::ostream&, std::ostream&)> command;
@@ -148,6 +150,20 @@ void AddBusCommands(CLI::App& app, Parsed& p) {
   });
 }
 
+// `alert list`: the store's alerts, for the operator.
+void AddAlertCommands(CLI::App& app, Parsed& p) {
+  CLI::App* alert = app.add_subcommand("alert", "alerts the orchestrator raised");
+  alert->require_subcommand(1);
+  CLI::App* l = alert->add_subcommand("list", "list alerts, oldest first");
+  l->add_option("--kind", p.alert.kind, "only this kind (e.g. circuit_open, queue_alert)");
+  l->add_option("--node", p.alert.node_id, "only alerts about this node");
+  l->add_option("--after", p.alert.after, "only alerts with a larger id (paging)")
+      ->check(CLI::NonNegativeNumber);
+  l->add_option("--limit", p.alert.limit, "at most this many (0: the server's default)")
+      ->check(CLI::NonNegativeNumber);
+  OnParsed(l, p, p.alert, RunAlertList);
+}
+
 void AddGlobalOptions(CLI::App& app, Parsed& p) {
   app.add_option("--server", p.global.server,
                  "orchestrator address host:port (default $APOLLO_SERVER, else 127.0.0.1:7011)");
@@ -203,6 +219,7 @@ int Run(const std::vector<std::string>& args, const CliEnv& env, std::ostream& o
   });
 
   AddBusCommands(app, p);
+  AddAlertCommands(app, p);
 
   std::vector<const char*> argv;
   for (const auto& a : args) argv.push_back(a.c_str());

@@ -113,6 +113,11 @@ Result<v1::ReconcileResponse> OrchestratorClient::Reconcile(const std::string& n
       "", [&](auto& ctx, auto& resp) { return stub_->Reconcile(&ctx, req, &resp); });
 }
 
+Result<v1::ListAlertsResponse> OrchestratorClient::ListAlerts(const v1::ListAlertsRequest& req) {
+  return Call<v1::ListAlertsResponse>(
+      "", [&](auto& ctx, auto& resp) { return stub_->ListAlerts(&ctx, req, &resp); });
+}
+
 Result<v1::ListDeadLettersResponse> OrchestratorClient::ListDeadLetters(int64_t after_id,
                                                                         int32_t limit) {
   v1::ListDeadLettersRequest req;

@@ -41,6 +41,7 @@ class OrchestratorClient {
   Result<v1::ReplayDeadLettersResponse> ReplayDeadLetters(const v1::ReplayDeadLettersRequest& req);
   Result<v1::DropDeadLetterResponse> DropDeadLetter(int64_t id);
   Result<v1::BusStatusResponse> BusStatus();
+  Result<v1::ListAlertsResponse> ListAlerts(const v1::ListAlertsRequest& req);
 
   // Follows the WatchTask stream, calling `on_update` for each Task it
   // carries until `on_update` returns false (the stream is then cancelled and

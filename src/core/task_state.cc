@@ -67,6 +67,23 @@ TransitionCheck CheckTransition(TaskState from, TaskState to) {
   return {false, kRefusal[f]};
 }
 
+ReportPath AgentReportPath(TaskState from, TaskState to) {
+  ReportPath p;
+  if (CheckTransition(from, to).allowed) {
+    p.steps[0] = to;
+    p.size = 1;
+    return p;
+  }
+  bool awaiting_ack = from == TaskState::kDispatched || from == TaskState::kRetrying;
+  bool finished_run = to == TaskState::kSucceeded || to == TaskState::kFailed;
+  if (awaiting_ack && finished_run && CheckTransition(from, TaskState::kRunning).allowed &&
+      CheckTransition(TaskState::kRunning, to).allowed) {
+    p.steps = {TaskState::kRunning, to};
+    p.size = 2;
+  }
+  return p;
+}
+
 bool IsFinal(TaskState s) {
   return s == TaskState::kSucceeded || s == TaskState::kCancelled;
 }

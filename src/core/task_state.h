@@ -63,6 +63,37 @@ inline bool IsTransitionAllowed(TaskState from, TaskState to) {
   return CheckTransition(from, to).allowed;
 }
 
+// The legal steps by which an agent's reported outcome `to` is applied to a
+// row in state `from`, the agent's event already fenced to the row's current
+// attempt. Normally the one step {to}, when CheckTransition allows it.
+//
+// One case takes two steps: the row still waits for the agent's
+// acknowledgement (DISPATCHED, or RETRYING re-sent) and the agent reports a
+// finished run (SUCCEEDED — or ALREADY_DONE with its cached result — or
+// FAILED). The agent ran this attempt; only its ACCEPTED never reached the
+// store (the store was restored from an older backup, the task submitted
+// again after a restore, an ack-timeout resend answered from the agent's
+// cache, a node cut off and back). The outcome is then applied along the
+// legal path {RUNNING, to}, each step in the history, instead of being
+// refused (which left the row DISPATCHED and re-sent on every ack timeout,
+// forever) or widening the table (DISPATCHED -> SUCCEEDED would also accept a
+// run nobody acknowledged from any caller, e.g. the reconciler or an operator).
+//
+// Why the attempt fencing is enough to make this safe: an ack-timeout resend
+// carries the same attempt (no new attempt is made for a resend), so the
+// agent's ALREADY_DONE / SUCCEEDED of that attempt passes the fence and
+// completes the row; an outcome of an attempt the center superseded (a retry
+// after FAILED/TIMEOUT) is still recorded as stale and changes nothing.
+//
+// size == 0: refused (CheckTransition(from, to).reason says why).
+struct ReportPath {
+  std::array<TaskState, 2> steps{};
+  int size = 0;
+  bool implied_running() const { return size == 2; }
+  std::span<const TaskState> view() const { return {steps.data(), static_cast<size_t>(size)}; }
+};
+ReportPath AgentReportPath(TaskState from, TaskState to);
+
 // SUCCEEDED and CANCELLED: nothing can ever follow.
 bool IsFinal(TaskState s);
 

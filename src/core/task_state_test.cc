@@ -100,5 +100,46 @@ TEST(TaskStateTest, RollUp) {
   }
 }
 
+TEST(TaskStateTest, AgentReportPathWalksThroughRunningOnlyForAFinishedRunNotAcked) {
+  using S = TaskState;
+  auto path = [](S from, S to) {
+    ReportPath p = AgentReportPath(from, to);
+    return std::vector<S>(p.view().begin(), p.view().end());
+  };
+  // The agent ran it but its ACCEPTED never reached the store.
+  EXPECT_EQ(path(S::kDispatched, S::kSucceeded), (std::vector<S>{S::kRunning, S::kSucceeded}));
+  EXPECT_EQ(path(S::kDispatched, S::kFailed), (std::vector<S>{S::kRunning, S::kFailed}));
+  EXPECT_EQ(path(S::kRetrying, S::kSucceeded), (std::vector<S>{S::kRunning, S::kSucceeded}));
+  EXPECT_EQ(path(S::kRetrying, S::kFailed), (std::vector<S>{S::kRunning, S::kFailed}));
+  EXPECT_TRUE(AgentReportPath(S::kDispatched, S::kSucceeded).implied_running());
+  // Legal transitions take one step.
+  EXPECT_EQ(path(S::kRunning, S::kSucceeded), (std::vector<S>{S::kSucceeded}));
+  EXPECT_EQ(path(S::kDispatched, S::kRunning), (std::vector<S>{S::kRunning}));
+  EXPECT_EQ(path(S::kDispatched, S::kTimeout), (std::vector<S>{S::kTimeout}));
+  EXPECT_EQ(path(S::kDispatched, S::kCancelled), (std::vector<S>{S::kCancelled}));
+  EXPECT_FALSE(AgentReportPath(S::kRunning, S::kFailed).implied_running());
+  // Everything else stays refused: nothing un-finishes, nothing skips PENDING.
+  for (S to : kAllTaskStates) {
+    EXPECT_TRUE(path(S::kSucceeded, to).empty()) << TaskStateName(to);
+    EXPECT_TRUE(path(S::kCancelled, to).empty()) << TaskStateName(to);
+  }
+  EXPECT_TRUE(path(S::kPending, S::kSucceeded).empty());
+  EXPECT_TRUE(path(S::kPending, S::kRunning).empty());
+  EXPECT_TRUE(path(S::kFailed, S::kSucceeded).empty());
+  EXPECT_TRUE(path(S::kTimeout, S::kSucceeded).empty());
+  EXPECT_TRUE(path(S::kDispatched, S::kRetrying).empty());
+  // Every path is made of legal steps only.
+  for (S from : kAllTaskStates) {
+    for (S to : kAllTaskStates) {
+      S at = from;
+      for (S step : AgentReportPath(from, to).view()) {
+        EXPECT_TRUE(IsTransitionAllowed(at, step))
+            << TaskStateName(from) << " -> " << TaskStateName(to);
+        at = step;
+      }
+    }
+  }
+}
+
 }  // namespace
 }  // namespace apollo

@@ -59,6 +59,10 @@ class ApiService final : public apollo::v1::Orchestrator::Service {
   grpc::Status BusStatus(grpc::ServerContext*, const apollo::v1::BusStatusRequest* req,
                          apollo::v1::BusStatusResponse* resp) override;
 
+  // Alerts (alert_api.cc).
+  grpc::Status ListAlerts(grpc::ServerContext*, const apollo::v1::ListAlertsRequest* req,
+                          apollo::v1::ListAlertsResponse* resp) override;
+
  private:
   grpc::Status LoadTask(const std::string& task_id, apollo::v1::Task* out);
 

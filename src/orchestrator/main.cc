@@ -76,9 +76,22 @@ int Run(const OrchestratorConfig& config) {
   apollo::bus::BusOptions bus_options;
   bus_options.partitions = config.bus_options.partitions;
   bus_options.max_deliver = config.bus_options.max_deliver;
-  bus_options.on_alert = [](const apollo::bus::BusAlert& a) {
+  // Logged, and kept as an alert row (apollo-cli alert list --kind dead_letter).
+  bus_options.on_alert = [alerts = store->get()](const apollo::bus::BusAlert& a) {
     std::cerr << "orchestrator: ALERT: dead letter " << a.event_id << " (task " << a.task_id
               << ", " << a.deliveries << " deliveries): " << a.reason << "\n";
+    apollo::store::AlertRow row;
+    row.kind = a.kind;
+    row.task_id = a.task_id;
+    row.node_id = a.node_id;
+    row.event_id = a.event_id;
+    row.detail = "event parked after " + std::to_string(a.deliveries) +
+                 " deliveries: " + a.reason + " (see apollo-cli dlq list)";
+    auto id = alerts->AddAlert(row);
+    if (!id.ok()) {
+      std::cerr << "orchestrator: cannot record the dead-letter alert: " << id.status().message()
+                << "\n";
+    }
   };
   auto bus = apollo::bus::OpenEventBus(config.bus, bus_options, **store, clock);
   if (bus.ok()) {

@@ -10,7 +10,9 @@
 //    of it is visible.
 //  - Every state change passes core's CheckTransition inside the write
 //    transaction, bumps the row's version by exactly 1 and appends a history
-//    row with its cause. Nothing else changes state.
+//    row with its cause. Nothing else changes state. An agent's finished run
+//    reported while the row awaits its ack walks the legal path through
+//    RUNNING (core AgentReportPath): one version and one history row per step.
 //  - Events are deduplicated by event_id and by a per-node contiguous
 //    high-water mark of sequence numbers; an event whose attempt differs from
 //    the row's current attempt is recorded as stale and changes nothing.

@@ -84,8 +84,10 @@ TEST_P(StoreConformanceTest, DedupByEventIdAndHighWaterMark) {
   EXPECT_EQ(store().Stats().events_duplicate, 2);
 }
 
-// Every (state, event) pair: applied exactly when core's CheckTransition
-// allows it; otherwise an alert, no change, and the batch goes on.
+// Every (state, event) pair: applied exactly when core's AgentReportPath
+// finds a legal path (CheckTransition, plus the implied RUNNING of a finished
+// run reported while the row awaited the agent's ack); otherwise an alert, no
+// change, and the batch goes on.
 TEST_P(StoreConformanceTest, EveryIllegalTransitionIsAnAlertAndTheBatchContinues) {
   const EventType kTypes[] = {EventType::kAccepted, EventType::kSucceeded, EventType::kFailed,
                               EventType::kTimeout};
@@ -97,7 +99,7 @@ TEST_P(StoreConformanceTest, EveryIllegalTransitionIsAnAlertAndTheBatchContinues
       DriveTo(task, "n1", from);
       ASSERT_EQ(Row(task, "n1").state, from) << task;
       TaskState target = *TargetState(type);
-      bool allowed = IsTransitionAllowed(from, target);
+      bool allowed = AgentReportPath(from, target).size > 0;
       Create({Spec(task + "-next", {"n2"})}, {"n2"});
       Move(task + "-next", "n2", TaskState::kDispatched, Cause::kDispatch);
       uint32_t attempt = Row(task, "n1").attempt;  // fencing is tested apart
@@ -186,6 +188,100 @@ TEST_P(StoreConformanceTest, AttemptFencingRecordsStaleEventsWithoutChangingStat
   int stale = 0;
   for (const HistoryRow& r : *h) stale += r.outcome == Outcome::kStaleAttempt;
   EXPECT_EQ(stale, 1);
+}
+
+// A finished run reported while the row still awaits the agent's ack (its
+// ACCEPTED never stored: an ack-timeout resend answered ALREADY_DONE from the
+// agent's cache, a store restored from an older backup, a task submitted
+// again after a restore) is applied along DISPATCHED -> RUNNING -> outcome,
+// both steps in the history; an outcome of a superseded attempt stays fenced.
+TEST_P(StoreConformanceTest, FinishedRunReportedWhileAwaitingAckWalksThroughRunning) {
+  Create({Spec("done", {"n1"}), Spec("cached", {"n1"}), Spec("failed", {"n1"})}, {"n1"});
+  for (const char* t : {"done", "cached", "failed"}) {
+    Move(t, "n1", TaskState::kDispatched, Cause::kDispatch);
+  }
+  Event done = Ev("done", "n1", EventType::kSucceeded, 1, R"({"answer":42})");
+  Event cached = Ev("cached", "n1", EventType::kAlreadyDone, 1, R"({"result":{"x":1}})");
+  Event failed = Ev("failed", "n1", EventType::kFailed, 1, R"({"error":"disk full"})");
+  ApplyResult r = ApplyOk({done, cached, failed});
+  const TaskState tos[] = {TaskState::kSucceeded, TaskState::kSucceeded, TaskState::kFailed};
+  for (size_t i = 0; i < 3; ++i) {
+    EXPECT_EQ(r.outcomes[i].outcome, Outcome::kApplied) << i << ": " << r.outcomes[i].reason;
+    EXPECT_EQ(r.outcomes[i].from, TaskState::kDispatched) << i;
+    EXPECT_EQ(r.outcomes[i].to, tos[i]) << i;
+    EXPECT_EQ(r.outcomes[i].version, 4) << i;  // create 1, dispatch 2, RUNNING 3, outcome 4
+  }
+  NodeRow row = Row("done", "n1");
+  EXPECT_EQ(row.state, TaskState::kSucceeded);
+  EXPECT_EQ(row.version, 4);
+  EXPECT_EQ(row.attempt, 1u);
+  EXPECT_EQ(row.result, R"({"answer":42})");
+  EXPECT_EQ(row.due_kind, DueKind::kNone);
+  EXPECT_EQ(store().GetTask("done")->status, TaskState::kSucceeded);
+  EXPECT_EQ(Row("cached", "n1").state, TaskState::kSucceeded);
+  EXPECT_EQ(Row("cached", "n1").result, R"({"result":{"x":1}})");
+  EXPECT_EQ(store().GetTask("cached")->status, TaskState::kSucceeded);
+  NodeRow f = Row("failed", "n1");
+  EXPECT_EQ(f.state, TaskState::kFailed);
+  EXPECT_EQ(f.last_error, "disk full");
+  EXPECT_EQ(f.due_kind, DueKind::kRetryDecision);  // retries left: the policy decides
+  EXPECT_EQ(store().Stats().illegal_transitions, 0);
+  EXPECT_TRUE(store().ListAlerts(0, 10)->empty());
+
+  Result<std::vector<HistoryRow>> h = store().GetHistory("done");
+  ASSERT_TRUE(h.ok());
+  ASSERT_EQ(h->size(), 4u);
+  const HistoryRow& implied = h->at(2);
+  EXPECT_EQ(implied.cause, Cause::kEvent);
+  EXPECT_EQ(implied.outcome, Outcome::kApplied);
+  EXPECT_EQ(implied.event_id, done.event_id());
+  EXPECT_EQ(implied.from, TaskState::kDispatched);
+  EXPECT_EQ(implied.to, TaskState::kRunning);
+  EXPECT_EQ(implied.version, 3);
+  EXPECT_EQ(implied.detail,
+            "implied by SUCCEEDED of attempt 1: the agent ran it; its ACCEPTED was never stored");
+  EXPECT_EQ(implied.payload, "");
+  const HistoryRow& outcome = h->at(3);
+  EXPECT_EQ(outcome.event_id, done.event_id());
+  EXPECT_EQ(outcome.from, TaskState::kRunning);
+  EXPECT_EQ(outcome.to, TaskState::kSucceeded);
+  EXPECT_EQ(outcome.version, 4);
+  EXPECT_EQ(outcome.detail, "");
+  EXPECT_EQ(outcome.payload, R"({"answer":42})");
+
+  // The same answer again (a later resend): a duplicate, then a confirmation.
+  EXPECT_EQ(ApplyOk({cached}).outcomes[0].outcome, Outcome::kDuplicate);
+  ApplyResult again = ApplyOk({Ev("cached", "n1", EventType::kAlreadyDone, 1, "{}")});
+  EXPECT_EQ(again.outcomes[0].outcome, Outcome::kApplied);
+  EXPECT_EQ(Row("cached", "n1").version, 4);
+  EXPECT_EQ(Row("cached", "n1").result, R"({"result":{"x":1}})");
+}
+
+TEST_P(StoreConformanceTest, FinishedRunOfASupersededAttemptStaysFencedWhileAwaitingAck) {
+  Create({Spec("t1", {"n1"})}, {"n1"});
+  Move("t1", "n1", TaskState::kDispatched, Cause::kDispatch);
+  ApplyOk({Ev("t1", "n1", EventType::kAccepted, 1)});
+  ApplyOk({Ev("t1", "n1", EventType::kFailed, 1, R"({"error":"disk full"})")});
+  Move("t1", "n1", TaskState::kRetrying, Cause::kRetry);
+  Move("t1", "n1", std::nullopt, Cause::kDispatch, std::nullopt, true);  // attempt 2 sent
+  NodeRow before = Row("t1", "n1");
+  ASSERT_EQ(before.attempt, 2u);
+  ASSERT_EQ(before.state, TaskState::kRetrying);
+
+  ApplyResult late = ApplyOk({Ev("t1", "n1", EventType::kAlreadyDone, 1, "{}"),
+                              Ev("t1", "n1", EventType::kSucceeded, 1, "{}")});
+  EXPECT_EQ(late.outcomes[0].outcome, Outcome::kStaleAttempt);
+  EXPECT_EQ(late.outcomes[1].outcome, Outcome::kStaleAttempt);
+  EXPECT_EQ(Row("t1", "n1").state, TaskState::kRetrying);
+  EXPECT_EQ(Row("t1", "n1").version, before.version);
+
+  // The current attempt's outcome, its ACCEPTED lost: RETRYING -> RUNNING -> SUCCEEDED.
+  ApplyResult now = ApplyOk({Ev("t1", "n1", EventType::kSucceeded, 2, R"({"ok":true})")});
+  EXPECT_EQ(now.outcomes[0].outcome, Outcome::kApplied);
+  EXPECT_EQ(now.outcomes[0].from, TaskState::kRetrying);
+  EXPECT_EQ(Row("t1", "n1").state, TaskState::kSucceeded);
+  EXPECT_EQ(Row("t1", "n1").version, before.version + 2);
+  EXPECT_EQ(store().GetTask("t1")->status, TaskState::kSucceeded);
 }
 
 TEST_P(StoreConformanceTest, HistoryIsOrderedWithCauses) {

@@ -44,4 +44,12 @@ std::string_view OutcomeName(Outcome o) {
   return "unknown";
 }
 
+std::string ImpliedRunningDetail(const Event& e) {
+  std::string d = "implied by ";
+  d += EventTypeName(e.type);
+  d += " of attempt " + std::to_string(e.attempt) +
+       ": the agent ran it; its ACCEPTED was never stored";
+  return d;
+}
+
 }  // namespace apollo::store

@@ -130,6 +130,12 @@ enum class Outcome : int {
 };
 std::string_view OutcomeName(Outcome o);
 
+// The history detail of the RUNNING step an agent's finished-run report
+// implies when the row still awaited its ack (core AgentReportPath), e.g.
+// "implied by SUCCEEDED of attempt 1: the agent ran it; its ACCEPTED was
+// never stored". Both backends write the same text.
+std::string ImpliedRunningDetail(const Event& e);
+
 struct HistoryRow {
   int64_t id = 0;  // increasing in commit order, store-wide
   std::string task_id;

@@ -7,18 +7,23 @@
 # that lacks the task (as after a restore from an older backup). The agent
 # resends the event, the bus cannot apply it (unknown task), parks it after
 # max_deliver tries, and the rest keeps flowing. The fix: the task is
-# submitted again; `dlq replay` then applies the parked event.
+# submitted again; `dlq replay` then applies the parked event, and the task
+# ends SUCCEEDED from the agent's cached result (its ALREADY_DONE answer to
+# the new dispatch, or the replayed SUCCEEDED) without being run again.
 source "$(dirname "$0")/lib.sh" "$1"
 cd "$(dirname "$0")/../.."
 
 start_orchestrator
 start_agent worker-1 --label role=worker
 wait_until 20 "worker-1 connected" all_connected worker-1
-write_task "$E2E_DIR/lost.yaml" lost-task sleep "{type: nodes, nodes: [worker-1]}" "{seconds: 2}"
+# The task journals each run, then takes 2 s (so it is RUNNING when the
+# orchestrator goes down).
+write_task "$E2E_DIR/lost.yaml" lost-task exec "{type: nodes, nodes: [worker-1]}" \
+  "{argv: [sh, -c, 'echo \$APOLLO_TASK_ID \$APOLLO_ATTEMPT >> $E2E_DIR/journal; sleep 2']}"
 cli task submit --file "$E2E_DIR/lost.yaml" >/dev/null || die "submit lost-task"
 wait_until 20 "lost-task RUNNING" node_status_is lost-task worker-1 RUNNING
 kill_orchestrator
-sleep 3  # the sleep ends: SUCCEEDED is durable in the agent's WAL, unacknowledged
+sleep 3  # the run ends: SUCCEEDED is durable in the agent's WAL, unacknowledged
 
 # Back on a store without the task (restored from an older backup).
 STORE_FILE=restored.db start_orchestrator
@@ -34,6 +39,8 @@ jq -e '.reason | test("unknown task lost-task")' <<<"$letter" >/dev/null || fail
 cli dlq show "$id" | grep -q "^reason:     unknown task lost-task" || fail "dlq show: $(cli dlq show "$id")"
 [ "$(cli -o json bus status | jq .dead_letters)" -ge 1 ] || fail "bus status counts no letter"
 log_has orchestrator "ALERT: dead letter" || fail "no dead-letter alert in the orchestrator log"
+cli alert list --kind dead_letter --node worker-1 | grep -Eq "dead_letter +worker-1 +lost-task +event parked after" \
+  || fail "no dead-letter alert in apollo-cli alert list: $(cli alert list)"
 check_pass "a resent event of an unknown task is dead-lettered, listed, shown and alerted"
 
 # The partition keeps flowing: another task on the same agent succeeds.
@@ -52,9 +59,15 @@ cli -o json dlq list | jq -e '[.letters[] | select(.task_id == "lost-task")] | l
 cli -o json task events --task-id lost-task | jq -e --arg e "$(jq -r .event_id <<<"$letter")" \
   '[.entries[] | select(.cause | contains($e))] | length >= 1' >/dev/null \
   || fail "replayed event not in lost-task's history: $(cli task events --task-id lost-task)"
-# Not checked: that lost-task then reads SUCCEEDED. The re-submitted row is
-# DISPATCHED again and the state machine refuses SUCCEEDED / ALREADY_DONE from
-# DISPATCHED (recorded as illegal_transition), so the row waits on ack
-# timeouts: a core/store follow-up (restore-from-backup case), not the bus's.
 check_pass "after the fix, replay applies the parked event (in lost-task's history); queue empty"
+# The re-submitted row (DISPATCHED again) ends SUCCEEDED from what the agent
+# already did: DISPATCHED -> RUNNING (implied, in the history) -> SUCCEEDED,
+# and the task is not run a second time.
+wait_until 30 "lost-task SUCCEEDED after the fix" task_status_is lost-task SUCCEEDED
+runs=$(grep -c '^lost-task ' "$E2E_DIR/journal")
+[ "$runs" = 1 ] || fail "lost-task ran $runs times: $(cat "$E2E_DIR/journal")"
+cli -o json task events --task-id lost-task \
+  | jq -e '[.entries[] | select(.detail // "" | test("^implied by (SUCCEEDED|ALREADY_DONE) of attempt"))] | length >= 1' >/dev/null \
+  || fail "no implied RUNNING step in lost-task's history: $(cli task events --task-id lost-task)"
+check_pass "the re-submitted task ends SUCCEEDED from the agent's result, run once"
 finish

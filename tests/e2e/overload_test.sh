@@ -45,9 +45,12 @@ cli task submit --file "$E2E_DIR/held.yaml" >/dev/null || die "submit held"
 blocked() { cli -o json task status --task-id held-1 | jq -r '.nodes[0].blocked_reason' | grep -q '^circuit_open exec'; }
 wait_until 10 "held-1 blocked by the breaker" blocked
 grep -q "ALERT: circuit breaker OPEN for intent 'exec'" "$E2E_DIR/orchestrator.log" || fail "no breaker alert logged"
-n=$(sqlite3 -readonly "$E2E_DIR/apollo.db" \
-  "SELECT count(*) FROM alerts WHERE kind = 'circuit_open' AND node_id = 'edge-1' AND task_id LIKE 'doomed-%'")
-[ "$n" = 1 ] || fail "want 1 circuit_open alert row naming edge-1 and a doomed task, got $n"
+# The alert as the operator sees it: apollo-cli alert list, filtered.
+n=$(cli -o json alert list --kind circuit_open --node edge-1 --limit 1000 \
+  | jq '[.alerts[] | select(.task_id // "" | startswith("doomed-"))] | length')
+[ "$n" = 1 ] || fail "want 1 circuit_open alert naming edge-1 and a doomed task, got $n: $(cli alert list)"
+cli alert list --kind circuit_open | grep -Eq "circuit_open +edge-1 +doomed-" \
+  || fail "alert list table: $(cli alert list --kind circuit_open)"
 check_pass "an always-failing intent opens its breaker (alert, circuit_open blocked_reason); other intents flow"
 
 # The storm's failures must not open a breaker (that would hold the retries
@@ -137,10 +140,10 @@ for s in FAILED PENDING DISPATCHED RUNNING RETRYING; do
 done
 wait_until 10 "queue depth 0" bash -c "[ \"\$($BIN/apollo-cli --server 127.0.0.1:$ORCH_PORT -o json intent list | jq .queue.depth)\" = 0 ]"
 [ "$(cli -o json intent list | jq -r .queue.paused)" = false ] || fail "queue still paused after the burst"
-# The alerts are rows in the store (and lines in the log): the 80 % alert,
+# The alerts (apollo-cli alert list, and lines in the log): the 80 % alert,
 # the 90 % pause and the resume, in that order.
 DB="$E2E_DIR/burst.db"
-kinds=$(sqlite3 -readonly "$DB" "SELECT kind FROM alerts WHERE kind LIKE 'queue_%' ORDER BY alert_id" | tr '\n' ' ')
+kinds=$(cli -o json alert list --limit 1000 | jq -r '.alerts[] | select(.kind | startswith("queue_")) | .kind' | tr '\n' ' ')
 grep -q "queue_alert queue_paused .*queue_resumed" <<<"$kinds" || fail "queue alert rows not alert, pause, resume: $kinds"
 grep -q "ALERT: dispatch queue above its pause mark" "$E2E_DIR/orchestrator.log" || fail "no pause alert logged"
 # Nothing ran twice: every row was dispatched once (attempt 1) and, on the

@@ -38,6 +38,9 @@ class FakeOrchestrator final : public v1::Orchestrator::Service {
   std::map<int64_t, std::string> still_poison;     // GUARDED_BY(mu); id -> reason
   v1::ListDeadLettersRequest last_dlq_list;        // GUARDED_BY(mu)
   v1::BusStatusResponse bus_status;                // GUARDED_BY(mu)
+  // Alerts: the canned answer, and the last request.
+  v1::ListAlertsResponse alerts;                    // GUARDED_BY(mu)
+  v1::ListAlertsRequest last_alert_list;            // GUARDED_BY(mu)
 
   grpc::Status SubmitTasks(grpc::ServerContext*, const v1::SubmitTasksRequest* req,
                            v1::SubmitTasksResponse* resp) override {
@@ -117,6 +120,14 @@ class FakeOrchestrator final : public v1::Orchestrator::Service {
       std::lock_guard lock(mu);
       watch_cancelled = ctx->IsCancelled();
     }
+    return grpc::Status::OK;
+  }
+
+  grpc::Status ListAlerts(grpc::ServerContext*, const v1::ListAlertsRequest* req,
+                          v1::ListAlertsResponse* resp) override {
+    std::lock_guard lock(mu);
+    last_alert_list = *req;
+    *resp = alerts;
     return grpc::Status::OK;
   }
 

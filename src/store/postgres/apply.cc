@@ -91,26 +91,40 @@ EventOutcome EventApplier::ApplyToRow(const Event& e, PgRow& row) {
     History(e, row, from, Outcome::kApplied, from, "");
     return EventOutcome{Outcome::kApplied, "", from, from, row.version};
   }
-  TransitionCheck check = CheckTransition(row.state, *target);
-  if (!check.allowed) {
+  // A finished run reported to a row still awaiting the agent's ack walks
+  // DISPATCHED/RETRYING -> RUNNING -> outcome (core/task_state.h,
+  // AgentReportPath, says why and why the attempt fence keeps it safe).
+  ReportPath path = AgentReportPath(row.state, *target);
+  if (path.size == 0) {
+    TransitionCheck check = CheckTransition(row.state, *target);
     ++txn_.stats().illegal_transitions;
     Alert("illegal_transition", e, from, *target, check.reason);
     History(e, row, from, Outcome::kIllegalTransition, from, check.reason);
     return Rejected(Outcome::kIllegalTransition, std::string(check.reason), from, *target,
                     row.version);
   }
-  RowChange change;
-  change.to = *target;
-  change.attempt = row.attempt;
-  change.retries = row.retries;
-  FillDue(row, *target, txn_.now(), {}, {}, row.retries, change);
-  if (*target == TaskState::kSucceeded) change.result = e.payload;
-  if (*target == TaskState::kFailed || *target == TaskState::kTimeout) {
-    change.last_error = ErrorFromPayload(e.payload);
+  for (TaskState step : path.view()) {
+    TaskState step_from = row.state;
+    RowChange change;
+    change.to = step;
+    change.attempt = row.attempt;
+    change.retries = row.retries;
+    FillDue(row, step, txn_.now(), {}, {}, row.retries, change);
+    if (step == TaskState::kSucceeded) change.result = e.payload;
+    if (step == TaskState::kFailed || step == TaskState::kTimeout) {
+      change.last_error = ErrorFromPayload(e.payload);
+    }
+    ChangeRow(txn_, row, change);
+    if (step == *target) {
+      History(e, row, step_from, Outcome::kApplied, step, "");
+    } else {
+      std::string why = ImpliedRunningDetail(e);
+      ws_.AddHistory(txn_, {row.task_ref, row.node_ref, Cause::kEvent, Outcome::kApplied,
+                            static_cast<int64_t>(e.sequence_number), e.type, e.attempt,
+                            step_from, step, row.version, why, {}});
+    }
   }
-  ChangeRow(txn_, row, change);
   ++txn_.stats().events_applied;
-  History(e, row, from, Outcome::kApplied, *target, "");
   ws_.Touch(row.task_ref);
   return EventOutcome{Outcome::kApplied, "", from, *target, row.version};
 }
