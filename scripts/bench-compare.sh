@@ -5,7 +5,8 @@
 #
 # Usage: scripts/bench-compare.sh [BIN_DIR]      (default: <repo>/bin)
 # Env:   TASKS   apollo-bench --tasks (default 50000)
-#        PEERS   folder holding celery/ and bullmq/ (default <repo>/../shared/peers)
+#        PEERS   folder holding celery/ and bullmq/ (default <repo>/../shared/peers, or
+#                ../shared/peers beside the local repository this one was cloned from)
 #        N, W, CONCURRENCY, PROBE, INFLIGHT  passed through to the peers' run.sh
 # The peers install their own dependencies on first use (apt redis-server,
 # python3-celery; npm ci for bullmq). Every run is bounded by `timeout`; each
@@ -13,7 +14,22 @@
 set -uo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 BIN="${1:-$ROOT/bin}"
-PEERS="${PEERS:-$ROOT/../shared/peers}"
+# The peers sit beside the main checkout (../shared/peers). A clone made
+# elsewhere (e.g. a fresh clone in /tmp) finds them beside the repository it
+# was cloned from, when that is a local path.
+if [ -z "${PEERS:-}" ]; then
+  PEERS="$ROOT/../shared/peers"
+  if [ ! -d "$PEERS" ]; then
+    ORIGIN="$(git -C "$ROOT" remote get-url origin 2>/dev/null || true)"
+    if [ -n "$ORIGIN" ] && [ -d "$ORIGIN/../shared/peers" ]; then
+      PEERS="$(cd "$ORIGIN/../shared/peers" && pwd)"
+    fi
+  fi
+fi
+if [ ! -d "$PEERS/celery" ] || [ ! -d "$PEERS/bullmq" ]; then
+  echo "bench-compare: no peers at $PEERS (expected celery/ and bullmq/ there); set PEERS=/path/to/shared/peers" >&2
+  exit 2
+fi
 OUT="$(mktemp -d /tmp/apollo-bench-compare.XXXXXX)"
 trap 'rm -rf "$OUT"' EXIT
 FAILED=0

@@ -102,6 +102,13 @@ void TaskDirectory::Add(std::vector<std::string> keys) {
   for (std::string& k : keys) known_.insert(std::move(k));
 }
 
+void TaskDirectory::AddRows(const std::vector<std::pair<std::string, std::string>>& task_node) {
+  std::vector<std::string> keys;
+  keys.reserve(task_node.size());
+  for (const auto& [task_id, node_id] : task_node) keys.push_back(task_id + '\0' + node_id);
+  Add(std::move(keys));
+}
+
 Result<bool> TaskDirectory::Exists(const std::string& task_id, const std::string& node_id) {
   const std::string key = task_id + '\0' + node_id;
   if (Known(key)) return true;

@@ -69,6 +69,9 @@ class TaskDirectory {
   explicit TaskDirectory(store::StateStore& store) : store_(store) {}
   // True if the row exists; store errors as errors.
   Result<bool> Exists(const std::string& task_id, const std::string& node_id);
+  // Rows the caller has just seen committed (the submit path), so their
+  // events need no store read here.
+  void AddRows(const std::vector<std::pair<std::string, std::string>>& task_node);
 
  private:
   bool Known(const std::string& key);

@@ -129,6 +129,13 @@ class EventBus {
   virtual Status DropDeadLetter(int64_t id) = 0;
 
   virtual std::string Name() const = 0;  // "embedded", "nats://..."
+
+  // (task, node) rows the store has just committed (the submit path): a bus
+  // that checks events against the store's rows may note them instead of
+  // reading them back. A hint only; the default ignores it.
+  virtual void RowsStored(const std::vector<std::pair<std::string, std::string>>& task_node) {
+    (void)task_node;
+  }
 };
 
 // The partition of a task: FNV-1a 64 of task_id mod n. Stable across

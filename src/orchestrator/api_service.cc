@@ -76,8 +76,14 @@ grpc::Status ApiService::SubmitTasks(grpc::ServerContext*, const apollo::v1::Sub
             " rows; new submissions are refused until it drains (accepted work continues); "
             "retry later");
   }
-  Status s = SubmitTaskFile(*req, store_, orchestrator_.ids(), resp);
-  if (s.ok() && !req->dry_run() && resp->errors_size() == 0) orchestrator_.Kick();
+  std::vector<store::NewTask> stored;
+  Status s = SubmitTaskFile(*req, store_, orchestrator_.ids(), resp, &stored);
+  if (s.ok() && !req->dry_run() && resp->errors_size() == 0) {
+    // Dispatch, ingest and callbacks find these cached instead of reading
+    // each task back from the store.
+    orchestrator_.TasksStored(std::move(stored));
+    orchestrator_.Kick();
+  }
   return ToGrpc(s);
 }
 

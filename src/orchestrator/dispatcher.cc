@@ -17,6 +17,12 @@ namespace apollo::orchestrator {
 
 using apollo::v1::CenterMessage;
 
+namespace {
+// A bound on the spec cache, not an LRU: a spec missing from it is read back
+// from the store.
+constexpr size_t kMaxCachedSpecs = 100'000;
+}  // namespace
+
 void Orchestrator::DispatchLoop() {
   for (;;) {
     {
@@ -113,9 +119,40 @@ std::shared_ptr<const TaskSpec> Orchestrator::Spec(const std::string& task_id) {
   if (!task.ok()) return nullptr;
   auto spec = std::make_shared<const TaskSpec>(std::move(task->spec));
   std::lock_guard<std::mutex> lock(mu_);
-  if (specs_.size() > 100'000) specs_.clear();  // a bound, not an LRU: specs are cheap to reload
+  if (specs_.size() > kMaxCachedSpecs) specs_.clear();  // a bound, not an LRU: specs reload
   specs_[task_id] = spec;
   return spec;
+}
+
+void Orchestrator::TasksStored(std::vector<store::NewTask> tasks) {
+  if (bus_ != nullptr) {
+    std::vector<std::pair<std::string, std::string>> rows;
+    for (const store::NewTask& t : tasks) {
+      for (const std::string& n : t.node_ids) rows.emplace_back(t.spec.task_id, n);
+    }
+    bus_->RowsStored(rows);
+  }
+  std::vector<std::shared_ptr<const TaskSpec>> made;
+  made.reserve(tasks.size());
+  for (store::NewTask& t : tasks) made.push_back(std::make_shared<const TaskSpec>(std::move(t.spec)));
+  std::lock_guard<std::mutex> lock(mu_);
+  if (specs_.size() + made.size() > kMaxCachedSpecs) specs_.clear();
+  for (auto& s : made) {
+    std::string id = s->task_id;
+    specs_.insert_or_assign(std::move(id), std::move(s));
+  }
+}
+
+void Orchestrator::TaskMayHaveSettled(const std::string& task_id) {
+  if (callbacks_ == nullptr) return;
+  {
+    // Most tasks have no callback_url: no need for the notifier to read
+    // the task back. An uncached spec goes to the notifier, which reads it.
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = specs_.find(task_id);
+    if (it != specs_.end() && it->second->callback_url.empty()) return;
+  }
+  callbacks_->TaskMayHaveSettled(task_id);
 }
 
 void Orchestrator::Block(Pass& pass, const store::DueItem& item, const std::string& reason) {

@@ -22,6 +22,7 @@
 #include <string>
 #include <thread>
 #include <tuple>
+#include <unordered_map>
 #include <vector>
 
 #include "bus/event_bus.h"
@@ -93,11 +94,16 @@ class Orchestrator final : public SessionHost {
   // Wakes the dispatch loop now (a submission, a new session, a commit).
   void Kick();
 
+  // Tasks the store has just committed (the submit path): their specs go
+  // to the spec cache (specs never change once stored) and their rows to
+  // the event bus's directory, so dispatch, ingest and callbacks need no
+  // store read for them.
+  void TasksStored(std::vector<store::NewTask> tasks);
+
   // Where settled tasks are reported for their callback_url (may be null).
   void SetCallbackNotifier(CallbackNotifier* notifier) { callbacks_ = notifier; }
-  void TaskMayHaveSettled(const std::string& task_id) {
-    if (callbacks_ != nullptr) callbacks_->TaskMayHaveSettled(task_id);
-  }
+  // Skipped without a store read when the cached spec has no callback_url.
+  void TaskMayHaveSettled(const std::string& task_id);
 
   // Sends Cancel for (task, node) to the node if it is connected.
   void SendCancel(const std::string& task_id, const std::string& node_id, uint32_t attempt,
@@ -238,7 +244,7 @@ class Orchestrator final : public SessionHost {
 
   mutable std::mutex mu_;
   std::map<std::string, std::shared_ptr<SessionHandle>> sessions_;  // guarded by mu_
-  std::map<std::string, std::shared_ptr<const TaskSpec>> specs_;     // guarded by mu_
+  std::unordered_map<std::string, std::shared_ptr<const TaskSpec>> specs_;  // guarded by mu_
   std::map<std::pair<std::string, std::string>, std::string> blocked_;  // guarded by mu_
   Rng rng_;                                                          // guarded by mu_
   std::map<std::string, NodeSnapshot> snapshots_;                    // guarded by mu_: latest per node

@@ -28,7 +28,8 @@ std::string Describe(const TargetSelector& s) {
 }  // namespace
 
 Status SubmitTaskFile(const apollo::v1::SubmitTasksRequest& req, store::StateStore& store,
-                      TaskIdGenerator& ids, apollo::v1::SubmitTasksResponse* resp) {
+                      TaskIdGenerator& ids, apollo::v1::SubmitTasksResponse* resp,
+                      std::vector<store::NewTask>* stored) {
   const std::string file = req.file_name().empty() ? "<request>" : req.file_name();
   Status lookup_error;
   // Dependencies outside the file: one lookup per distinct id (the store
@@ -124,6 +125,7 @@ Status SubmitTaskFile(const apollo::v1::SubmitTasksRequest& req, store::StateSto
     t->set_created(!req.dry_run() && i < created.size() && created[i].created);
     for (const auto& n : tasks[i].node_ids) t->add_nodes(n);
   }
+  if (stored && !req.dry_run()) *stored = std::move(tasks);
   return Status::Ok();
 }
 

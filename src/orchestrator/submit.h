@@ -12,8 +12,12 @@
 namespace apollo::orchestrator {
 
 // Fills `resp`. Problems with the file go into resp->errors (nothing is
-// stored then); a failing store is returned as the Status.
+// stored then); a failing store is returned as the Status. `stored`, if
+// given, receives every task (spec and nodes) the store now holds from this
+// call (created, or already there with the same canonical spec), so the
+// caller can cache them instead of reading them back.
 Status SubmitTaskFile(const apollo::v1::SubmitTasksRequest& req, store::StateStore& store,
-                      TaskIdGenerator& ids, apollo::v1::SubmitTasksResponse* resp);
+                      TaskIdGenerator& ids, apollo::v1::SubmitTasksResponse* resp,
+                      std::vector<store::NewTask>* stored = nullptr);
 
 }  // namespace apollo::orchestrator

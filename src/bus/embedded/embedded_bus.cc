@@ -74,6 +74,9 @@ class EmbeddedBus final : public EventBus {
   Result<int> ReplayAllDeadLetters() override { return ReplayAllLetters(store_, book_); }
   Status DropDeadLetter(int64_t id) override { return DropLetter(store_, book_, id); }
   std::string Name() const override { return "embedded"; }
+  void RowsStored(const std::vector<std::pair<std::string, std::string>>& task_node) override {
+    tasks_.AddRows(task_node);
+  }
 
  private:
   void Consume(Worker& w);

@@ -24,7 +24,7 @@ void ReaderPool::Return(std::unique_ptr<Db> db) {
 }
 
 Result<ReadTxn> ReadTxn::Begin(Db& db) {
-  APOLLO_RETURN_IF_ERROR(db.Exec("BEGIN"));
+  APOLLO_RETURN_IF_ERROR(db.Run("BEGIN"));
   return ReadTxn(&db);
 }
 

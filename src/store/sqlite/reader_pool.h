@@ -56,7 +56,7 @@ class ReadTxn {
   ReadTxn(ReadTxn&& o) noexcept : db_(o.db_) { o.db_ = nullptr; }
   ReadTxn& operator=(ReadTxn&&) = delete;
   ~ReadTxn() {
-    if (db_) (void)db_->Exec("COMMIT");
+    if (db_) (void)db_->Run("COMMIT");
   }
 
  private:

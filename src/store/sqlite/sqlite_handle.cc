@@ -109,6 +109,13 @@ Status Db::Exec(std::string_view sql) {
   return Status::Ok();
 }
 
+Status Db::Run(const std::string& sql) {
+  Result<Stmt*> st = Prepare(sql);
+  if (!st.ok()) return st.status();
+  StmtRef s(*st);
+  return s->Run();
+}
+
 Result<Stmt*> Db::Prepare(const std::string& sql) {
   auto it = cache_.find(sql);
   if (it != cache_.end()) return it->second.get();

@@ -75,6 +75,10 @@ class Db {
   // The cached prepared statement for `sql` (prepared on first use). The
   // caller must finish with it before asking for the same sql again.
   Result<Stmt*> Prepare(const std::string& sql);
+  // Runs one statement without results through the statement cache: no
+  // re-parse for the BEGIN / SAVEPOINT / RELEASE / COMMIT every write
+  // transaction (and BEGIN / COMMIT every read) runs.
+  Status Run(const std::string& sql);
   int64_t LastInsertRowid() const { return sqlite3_last_insert_rowid(db_); }
   int64_t Changes() const { return sqlite3_changes64(db_); }
   sqlite3* raw() const { return db_; }

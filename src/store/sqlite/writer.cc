@@ -162,13 +162,13 @@ void Writer::Loop() {
 
 Status Writer::RunBatch(std::deque<std::unique_ptr<WriteOp>>& batch, StoreStats& delta) {
   TimePoint now = clock_.Now();
-  APOLLO_RETURN_IF_ERROR(db_->Exec("BEGIN IMMEDIATE"));
+  APOLLO_RETURN_IF_ERROR(db_->Run("BEGIN IMMEDIATE"));
   NodeMap txn;
   int64_t next_hist = next_hist_id_;
   for (auto& op : batch) {
     Status st = RunOne(*op, txn, next_hist, delta, now);
     if (!st.ok()) {  // the savepoint machinery itself failed: abandon all
-      (void)db_->Exec("ROLLBACK");
+      (void)db_->Run("ROLLBACK");
       return st;
     }
   }
@@ -179,14 +179,14 @@ Status Writer::RunBatch(std::deque<std::unique_ptr<WriteOp>>& batch, StoreStats&
 // whole cannot continue; an op's own failure is kept in the op.
 Status Writer::RunOne(WriteOp& op, NodeMap& txn, int64_t& next_hist, StoreStats& delta,
                       TimePoint now) {
-  APOLLO_RETURN_IF_ERROR(db_->Exec("SAVEPOINT op"));
+  APOLLO_RETURN_IF_ERROR(db_->Run("SAVEPOINT op"));
   NodeMap op_nodes;
   StoreStats op_delta;
   WriteTxn wt(*db_, now, nodes_, txn, op_nodes, next_hist, op_delta);
   Status st = op.Run(wt);
   if (!st.ok()) {
-    APOLLO_RETURN_IF_ERROR(db_->Exec("ROLLBACK TO op"));
-    return db_->Exec("RELEASE op");
+    APOLLO_RETURN_IF_ERROR(db_->Run("ROLLBACK TO op"));
+    return db_->Run("RELEASE op");
   }
   // Persist high-water marks the op moved (once per node per op).
   for (auto& [id, e] : op_nodes) {
@@ -200,7 +200,7 @@ Status Writer::RunOne(WriteOp& op, NodeMap& txn, int64_t& next_hist, StoreStats&
     APOLLO_RETURN_IF_ERROR(r->Run());
     e.seq_dirty = false;
   }
-  APOLLO_RETURN_IF_ERROR(db_->Exec("RELEASE op"));
+  APOLLO_RETURN_IF_ERROR(db_->Run("RELEASE op"));
   for (auto& [id, e] : op_nodes) txn[id] = std::move(e);
   delta.events_applied += op_delta.events_applied;
   delta.events_duplicate += op_delta.events_duplicate;
@@ -222,9 +222,9 @@ Status Writer::Commit(NodeMap& txn, int64_t next_hist) {
       st = r->Run();
     }
   }
-  if (st.ok()) st = db_->Exec("COMMIT");
+  if (st.ok()) st = db_->Run("COMMIT");
   if (!st.ok()) {
-    (void)db_->Exec("ROLLBACK");
+    (void)db_->Run("ROLLBACK");
     return st;
   }
   next_hist_id_ = next_hist;
