@@ -143,11 +143,13 @@ Status Wal::UsableLocked() const {
 }
 
 uint64_t Wal::EnqueueLocked(RecordType type, uint64_t seq, std::string_view payload) {
-  bool was_empty = pending_.empty();
+  // Lazy ack records alone do not wake the writer, so the first real record
+  // after them must (a lost wakeup here stalls every appender for good).
+  bool was_empty = pending_records_ == pending_lazy_;
   AppendRecord(&pending_, type, seq, payload);
   ++pending_records_;
-  // The writer sleeps on work_cv_ while nothing is pending, or while it
-  // gathers a batch (GatherLocked) until every appender has queued.
+  // The writer sleeps on work_cv_ while nothing but lazy records is pending,
+  // or while it gathers a batch (GatherLocked) until every appender has queued.
   if (was_empty || pending_records_ >= appenders_.load()) {
     work_cv_.notify_one();
   }
@@ -264,7 +266,7 @@ void Wal::WriterLoop() {
   Batch b;
   std::unique_lock<std::mutex> l(mu_);
   for (;;) {
-    work_cv_.wait(l, [&] { return !pending_.empty() || closing_; });
+    work_cv_.wait(l, [&] { return pending_records_ > pending_lazy_ || closing_; });
     if (pending_.empty()) {
       return;  // closing and drained
     }
@@ -273,6 +275,7 @@ void Wal::WriterLoop() {
     b.data.swap(pending_);  // pending_ inherits the old buffer's capacity
     b.id = pending_batch_++;
     b.records = std::exchange(pending_records_, 0);
+    pending_lazy_ = 0;
     b.max_event_seq = std::exchange(pending_max_event_seq_, 0);
     b.checkpoint = std::exchange(pending_checkpoint_, false);
     b.last_seq = last_seq_;

@@ -197,6 +197,10 @@ class Wal final {
   RecoveredState recovered_;            // guarded by mu_
   std::string pending_;                 // guarded by mu_: framed records not yet written
   uint64_t pending_records_ = 0;        // guarded by mu_
+  // Of pending_records_, those queued by MarkAckedLazy: they do not wake the
+  // writer (they ride with the next append) and do not count as work for
+  // its wait, so an append after one must still wake it.
+  uint64_t pending_lazy_ = 0;           // guarded by mu_
   uint64_t pending_max_event_seq_ = 0;  // guarded by mu_
   bool pending_checkpoint_ = false;     // guarded by mu_
   uint64_t pending_batch_ = 1;          // guarded by mu_: id the queued records will get

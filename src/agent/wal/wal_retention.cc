@@ -48,6 +48,7 @@ Status Wal::MarkAckedLazy(uint64_t seq) {
     // here on carries the record (the writer's durable_acked_seq_ relies on it).
     AppendRecord(&pending_, RecordType::kAck, last_seq_, EncodeFixed64(seq));
     ++pending_records_;
+    ++pending_lazy_;
     acked_seq_ = seq;
   }
   return RemoveObsoleteSegments();

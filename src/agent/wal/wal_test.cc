@@ -5,6 +5,10 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdlib>
+#include <cstdio>
+#include <chrono>
+#include <atomic>
 #include <set>
 #include <thread>
 
@@ -169,6 +173,54 @@ TEST(Wal, MarkAckedLazyCostsNoSyncAndBecomesDurableWithTheNextCommit) {
   EXPECT_EQ(wal->acked_seq(), 4u);
   EXPECT_EQ(wal->last_seq(), 6u);
   EXPECT_EQ(wal->ReadUnacked()->size(), 2u);
+}
+
+// A lazy ACK record queued while the writer slept made the next append look
+// like "not the first" and, with other appenders still counted (woken but
+// not yet out of Submit), nobody woke the writer: every appender waited
+// forever (seen in e2e as a task whose SUCCEEDED was never logged). The
+// window is narrow, so this is a stress guard, not a deterministic replay:
+// it did not catch the old code in 10 runs here.
+TEST(Wal, AppendsAfterALazyAckAlwaysWakeTheWriter) {
+  TempDir tmp;
+  ManualClock clock;
+  auto wal = OpenOrDie(tmp.path(), {}, clock);
+  ASSERT_TRUE(wal);
+  // Appenders in lockstep finish their batch together and leave their
+  // scopes late, while an acker keeps queueing lazy ACKs (as the session's
+  // reader does when the center acknowledges).
+  constexpr int kThreads = 8, kPerThread = 200;
+  std::atomic<int> done{0};
+  std::atomic<bool> stop_acker{false};
+  std::thread acker([&] {
+    while (!stop_acker.load()) {
+      (void)wal->MarkAckedLazy(wal->last_seq());
+      std::this_thread::yield();
+    }
+  });
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      for (int i = 0; i < kPerThread; ++i) {
+        if (!wal->AppendEvent(MakeEvent(t * 1000 + i)).ok()) break;
+      }
+      done.fetch_add(1);
+    });
+  }
+  // Bounded: a stalled writer shows as a failure, not as a hung test run.
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while (done.load() < kThreads && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  if (done.load() < kThreads) {
+    ADD_FAILURE() << "appenders stalled: " << done.load() << " of " << kThreads << " finished";
+    std::fflush(nullptr);
+    std::_Exit(1);
+  }
+  stop_acker.store(true);
+  acker.join();
+  for (auto& th : threads) th.join();
+  EXPECT_EQ(wal->last_seq(), static_cast<uint64_t>(kThreads * kPerThread));
 }
 
 TEST(Wal, ConcurrentAppendersAreDurableWithDistinctSeqs) {
