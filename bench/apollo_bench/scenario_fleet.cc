@@ -1,5 +1,9 @@
 // Scenarios 4 (idle fleet), 5 (reconnect storm) and 6 (WAL backlog recovery).
+#include <algorithm>
+#include <optional>
 #include <thread>
+#include <utility>
+#include <vector>
 
 #include "apollo_bench/scenario_env.h"
 
@@ -58,7 +62,21 @@ ScenarioResult RunReconnectStorm(const BenchConfig& config) {
   auto fleet = (*env)->StartConnectedFleet(config.fleet_agents);
   if (!fleet.ok()) return Failed(std::move(r), fleet.status().ToString());
   uint64_t sessions_before = 0;
-  for (size_t i = 0; i < (*fleet)->size(); ++i) sessions_before += (*fleet)->agent(i).sessions_started();
+  std::vector<uint64_t> before((*fleet)->size());
+  for (size_t i = 0; i < (*fleet)->size(); ++i) {
+    before[i] = (*fleet)->agent(i).sessions_started();
+    sessions_before += before[i];
+  }
+  // Reconciled: a session newer than the one the kill ended, whose backlog
+  // and snapshot the center acknowledged.
+  auto reconciled = [&] {
+    size_t n = 0;
+    for (size_t i = 0; i < (*fleet)->size(); ++i) {
+      const SimAgent& a = (*fleet)->agent(i);
+      if (a.sessions_started() > before[i] && a.synced()) ++n;
+    }
+    return n;
+  };
 
   auto killed = Steady::now();
   (*env)->KillOrchestrator();
@@ -66,14 +84,29 @@ ScenarioResult RunReconnectStorm(const BenchConfig& config) {
   if (!s.ok()) return Failed(std::move(r), s.ToString());
   auto listening = Steady::now();
   auto deadline = listening + config.timeout;
-  size_t center = 0;
+  size_t center = 0, synced = 0;
+  std::optional<Steady::time_point> all_connected, all_synced;
+  // (time, reconciled count) every 100 ms: the peak rate over any 1 s.
+  std::vector<std::pair<Steady::time_point, size_t>> samples;
   while (Steady::now() < deadline) {
-    auto n = (*env)->api().ConnectedNodes((*env)->prefix() + "-");
-    if (n.ok()) center = *n;
-    if (center >= config.fleet_agents) break;
+    if (!all_connected) {
+      auto n = (*env)->api().ConnectedNodes((*env)->prefix() + "-");
+      if (n.ok()) center = *n;
+      if (center >= config.fleet_agents) all_connected = Steady::now();
+    }
+    synced = reconciled();
+    samples.emplace_back(Steady::now(), synced);
+    if (!all_synced && synced >= config.fleet_agents) all_synced = Steady::now();
+    if (all_connected && all_synced) break;
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
-  auto end = Steady::now();
+  double peak = 0;
+  for (size_t i = 0, j = 0; i < samples.size(); ++i) {
+    while (j < samples.size() && samples[j].first - samples[i].first <= std::chrono::seconds(1)) ++j;
+    size_t hi = samples[j - 1].second;
+    peak = std::max(peak, static_cast<double>(hi) - static_cast<double>(samples[i].second));
+  }
+  auto end = all_connected.value_or(Steady::now());
   uint64_t sessions_after = 0;
   for (size_t i = 0; i < (*fleet)->size(); ++i) sessions_after += (*fleet)->agent(i).sessions_started();
   r.rss_mb = (*env)->RssMb();
@@ -82,10 +115,14 @@ ScenarioResult RunReconnectStorm(const BenchConfig& config) {
   r.extra["seconds_from_kill"] = Seconds(end - killed);
   r.extra["seconds_from_listening"] = Seconds(end - listening);
   r.extra["restart_s"] = Seconds(listening - killed);
+  r.extra["reconciled"] = synced;
+  if (all_synced) r.extra["reconciled_s_from_kill"] = Seconds(*all_synced - killed);
+  r.extra["peak_reconciled_per_s"] = peak;
   // Sessions beyond one per agent: agents that connected and were cut again.
   r.extra["extra_sessions"] = static_cast<int64_t>(sessions_after - sessions_before) -
                               static_cast<int64_t>(config.fleet_agents);
   if (center < config.fleet_agents) r.error = "not every agent reconnected within the timeout";
+  else if (synced < config.fleet_agents) r.error = "not every agent reconciled within the timeout";
   return r;
 }
 

@@ -95,6 +95,9 @@ class SimAgent {
   const std::string& node_id() const { return options_.node_id; }
   bool connected() const { return session_->connected(); }
   uint64_t sessions_started() const { return session_->sessions_started(); }
+  // Connected, and the center acknowledged this session's backlog and
+  // snapshot (reconciled; it takes new work from here on).
+  bool synced() const { return session_->synced(); }
   wal::Wal& wal() { return *wal_; }
   BenchSink& sink() { return sink_; }
   // True when the center acknowledged (= committed in its store) every
