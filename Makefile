@@ -13,7 +13,7 @@ JOBS        ?= $(shell nproc)
 CTEST_ARGS  ?=
 FUZZ_SECONDS ?= 60
 
-.PHONY: deps build test test-release test-asan demo bench bench-wal bench-store \
+.PHONY: deps build test test-release test-asan asan-run demo bench bench-wal bench-store \
         bench-bus bench-compare fuzz chaos format lint clean
 
 deps:
@@ -31,8 +31,20 @@ build: deps $(RELEASE_DIR)/build.ninja
 	@ls bin/orchestrator bin/edge-agent bin/apollo-cli >/dev/null
 
 # Every test: the Release build's full suite, then the unit tests again
-# under AddressSanitizer + UBSan.
-test: test-release test-asan
+# under AddressSanitizer + UBSan. The ASan build runs at the lowest CPU
+# priority beside the Release suite, which mostly waits on real processes
+# and servers (e2e, chaos): it soaks up the idle CPU without slowing the
+# tests down, and takes ~5 minutes off `make test` on 2 cores.
+test: build $(ASAN_DIR)/build.ninja
+	@( nice -n 19 cmake --build $(ASAN_DIR) -j $(JOBS) --target $(ASAN_TARGETS) \
+	     >$(ASAN_DIR)/build.log 2>&1; echo $$? >$(ASAN_DIR)/build.rc ) & asan=$$!; \
+	ctest --test-dir $(RELEASE_DIR) --output-on-failure -j $(JOBS) $(CTEST_ARGS); rel=$$?; \
+	echo "make test: waiting for the ASan build (log: $(ASAN_DIR)/build.log)"; wait $$asan; \
+	if [ "$$(cat $(ASAN_DIR)/build.rc)" != 0 ]; then \
+	  tail -40 $(ASAN_DIR)/build.log; echo "make test: the ASan build failed; see $(ASAN_DIR)/build.log"; exit 1; fi; \
+	$(MAKE) --no-print-directory asan-run; asan_rc=$$?; \
+	[ $$rel -eq 0 ] || echo "make test: the Release suite FAILED (see above)"; \
+	[ $$rel -eq 0 ] && [ $$asan_rc -eq 0 ]
 
 test-release: build
 	ctest --test-dir $(RELEASE_DIR) --output-on-failure -j $(JOBS) $(CTEST_ARGS)
@@ -44,6 +56,9 @@ ASAN_TARGETS := core_test agent_test wal_test agent_handlers_test agent_config_t
                 orchestrator_config_test orchestrator_test store_conformance_test cli_test
 test-asan: deps $(ASAN_DIR)/build.ninja
 	cmake --build $(ASAN_DIR) -j $(JOBS) --target $(ASAN_TARGETS)
+	@$(MAKE) --no-print-directory asan-run
+
+asan-run:
 	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
 	  LSAN_OPTIONS=suppressions=$(ROOT)/tests/lsan.supp \
 	  ctest --test-dir $(ASAN_DIR) --output-on-failure -j $(JOBS) -L unit -LE 'postgres|nats' $(CTEST_ARGS)
