@@ -90,7 +90,9 @@ struct ReportPath {
   std::array<TaskState, 2> steps{};
   int size = 0;
   bool implied_running() const { return size == 2; }
-  std::span<const TaskState> view() const { return {steps.data(), static_cast<size_t>(size)}; }
+  std::span<const TaskState> view() const& { return {steps.data(), static_cast<size_t>(size)}; }
+  // A view of a temporary would dangle (ASan caught one in a test).
+  std::span<const TaskState> view() const&& = delete;
 };
 ReportPath AgentReportPath(TaskState from, TaskState to);
 

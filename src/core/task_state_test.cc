@@ -132,7 +132,8 @@ TEST(TaskStateTest, AgentReportPathWalksThroughRunningOnlyForAFinishedRunNotAcke
   for (S from : kAllTaskStates) {
     for (S to : kAllTaskStates) {
       S at = from;
-      for (S step : AgentReportPath(from, to).view()) {
+      const ReportPath p = AgentReportPath(from, to);
+      for (S step : p.view()) {
         EXPECT_TRUE(IsTransitionAllowed(at, step))
             << TaskStateName(from) << " -> " << TaskStateName(to);
         at = step;

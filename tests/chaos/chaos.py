@@ -197,7 +197,7 @@ class Cluster:
     # orchestrator
     def write_configs(self):
         with open(os.path.join(self.work, "orchestrator.yaml"), "w") as f:
-            f.write("dispatch_interval: 1\nack_timeout: 3\nheartbeat_interval: 2\n"
+            f.write(f"dispatch_interval: 1\nack_timeout: {self.args.ack_timeout:g}\nheartbeat_interval: 2\n"
                     "suspect_after: 6\nlost_after: 12\n"
                     # The workload fails on purpose (flaky, operator-retry tasks);
                     # a paused intent would only stretch the convergence wait.
@@ -784,6 +784,8 @@ def main():
     ap.add_argument("--pg", action="store_true", help="PostgreSQL 15 store (throwaway server)")
     ap.add_argument("--nats", action="store_true", help="NATS JetStream bus (throwaway server)")
     ap.add_argument("--converge-timeout", type=float, default=180)
+    ap.add_argument("--ack-timeout", type=float, default=3,
+                    help="the orchestrator's ack_timeout (s): lower means more re-sent intents")
     ap.add_argument("--faults", help="comma-separated fault kinds to draw from (default: all): "
                     + ", ".join(ALL_FAULTS))
     ap.add_argument("--workdir")
