@@ -185,6 +185,9 @@ class Wal final {
   void GatherLocked(std::unique_lock<std::mutex>& lock);
   Status WriteBatch(const Batch& batch);
   Status UsableLocked() const;
+  // The checks both MarkAcked flavours share: the WAL is usable and `seq`
+  // was assigned. False: nothing to do (at or below the watermark).
+  Result<bool> AckAdvancesLocked(uint64_t seq) const;
   Status RemoveSegmentFiles(const std::vector<uint64_t>& indexes);
 
   const std::string dir_;

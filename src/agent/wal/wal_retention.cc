@@ -10,17 +10,21 @@
 
 namespace apollo::wal {
 
+Result<bool> Wal::AckAdvancesLocked(uint64_t seq) const {
+  APOLLO_RETURN_IF_ERROR(UsableLocked());
+  if (seq > last_seq_) {
+    return Status::InvalidArgument("ack of seq " + std::to_string(seq) +
+                                   " beyond the last assigned seq " + std::to_string(last_seq_));
+  }
+  return seq > acked_seq_;
+}
+
 Status Wal::MarkAcked(uint64_t seq) {
   {
     std::unique_lock<std::mutex> l(mu_);
-    APOLLO_RETURN_IF_ERROR(UsableLocked());
-    if (seq > last_seq_) {
-      return Status::InvalidArgument("ack of seq " + std::to_string(seq) +
-                                     " beyond the last assigned seq " + std::to_string(last_seq_));
-    }
-    if (seq <= acked_seq_) {
-      return Status::Ok();
-    }
+    Result<bool> advances = AckAdvancesLocked(seq);
+    if (!advances.ok()) return advances.status();
+    if (!*advances) return Status::Ok();
     uint64_t batch = EnqueueLocked(RecordType::kAck, last_seq_, EncodeFixed64(seq));
     APOLLO_RETURN_IF_ERROR(WaitDurable(l, batch));
     l.lock();
@@ -35,14 +39,9 @@ Status Wal::MarkAcked(uint64_t seq) {
 Status Wal::MarkAckedLazy(uint64_t seq) {
   {
     std::lock_guard<std::mutex> l(mu_);
-    APOLLO_RETURN_IF_ERROR(UsableLocked());
-    if (seq > last_seq_) {
-      return Status::InvalidArgument("ack of seq " + std::to_string(seq) +
-                                     " beyond the last assigned seq " + std::to_string(last_seq_));
-    }
-    if (seq <= acked_seq_) {
-      return Status::Ok();
-    }
+    Result<bool> advances = AckAdvancesLocked(seq);
+    if (!advances.ok()) return advances.status();
+    if (!*advances) return Status::Ok();
     // Queued without waking the writer: it is written with whatever is
     // appended next. Raised now, under the same lock, so any batch cut from
     // here on carries the record (the writer's durable_acked_seq_ relies on it).
