@@ -284,6 +284,42 @@ TEST_P(StoreConformanceTest, FinishedRunOfASupersededAttemptStaysFencedWhileAwai
   EXPECT_EQ(store().GetTask("t1")->status, TaskState::kSucceeded);
 }
 
+// Chaos seed 219611314: attempt 1 timed out while its node was cut off and a
+// retry was granted; the node came back and reported attempt 1's FAILED before
+// the retry was sent. That report is stale (the center judged attempt 1), so it
+// must neither move the row nor burn a second retry.
+TEST_P(StoreConformanceTest, LateReportOfAJudgedAttemptIsStaleUntilItsRetryIsSent) {
+  Create({Spec("t1", {"n1"})}, {"n1"});
+  Move("t1", "n1", TaskState::kDispatched, Cause::kDispatch);
+  ApplyOk({Ev("t1", "n1", EventType::kAccepted, 1)});
+  Move("t1", "n1", TaskState::kTimeout, Cause::kExecTimeout);
+  Move("t1", "n1", TaskState::kRetrying, Cause::kRetry);  // granted, not sent
+  NodeRow before = Row("t1", "n1");
+  ASSERT_EQ(before.attempt, 1u);
+  ASSERT_EQ(before.retries, 1);
+
+  ApplyResult late = ApplyOk({Ev("t1", "n1", EventType::kFailed, 1, R"({"error":"late"})"),
+                              Ev("t1", "n1", EventType::kSucceeded, 1, "{}")});
+  for (const EventOutcome& o : late.outcomes) {
+    EXPECT_EQ(o.outcome, Outcome::kStaleAttempt);
+    EXPECT_NE(o.reason.find("already judged"), std::string::npos) << o.reason;
+  }
+  NodeRow after = Row("t1", "n1");
+  EXPECT_EQ(after.state, TaskState::kRetrying);
+  EXPECT_EQ(after.version, before.version);
+  EXPECT_EQ(after.retries, 1);
+
+  // Once the retry is sent (attempt 2), its own finished run is applied even
+  // though its ACCEPTED was never stored.
+  Move("t1", "n1", std::nullopt, Cause::kDispatch, std::nullopt, /*new_attempt=*/true);
+  NodeRow sent = Row("t1", "n1");
+  ApplyResult now = ApplyOk({Ev("t1", "n1", EventType::kFailed, 2, R"({"error":"again"})")});
+  EXPECT_EQ(now.outcomes[0].outcome, Outcome::kApplied);
+  EXPECT_EQ(Row("t1", "n1").state, TaskState::kFailed);
+  EXPECT_EQ(Row("t1", "n1").attempt, 2u);
+  EXPECT_EQ(Row("t1", "n1").version, sent.version + 2);  // RUNNING (implied), FAILED
+}
+
 TEST_P(StoreConformanceTest, HistoryIsOrderedWithCauses) {
   Create({Spec("t1", {"n1"})}, {"n1"});
   Move("t1", "n1", TaskState::kDispatched, Cause::kDispatch);

@@ -52,4 +52,10 @@ std::string ImpliedRunningDetail(const Event& e) {
   return d;
 }
 
+std::string JudgedAttemptDetail(TaskState state, DueKind due, uint32_t attempt) {
+  if (state != TaskState::kRetrying || due != DueKind::kRetry) return "";
+  return "attempt " + std::to_string(attempt) +
+         " already judged; its retry is granted and not yet sent";
+}
+
 }  // namespace apollo::store

@@ -136,6 +136,15 @@ std::string_view OutcomeName(Outcome o);
 // never stored". Both backends write the same text.
 std::string ImpliedRunningDetail(const Event& e);
 
+// Why a state-changing report of the row's own attempt is stale although the
+// attempt fence passes it, or "" when it is not. A RETRYING row whose retry
+// is granted but not yet sent (due kRetry) still carries the attempt the
+// center already judged FAILED or TIMEOUT; a late report of that run (an
+// agent back from a partition) must not move the row, or it would burn the
+// granted retry. Once the retry is sent the attempt is bumped and the fence
+// takes over. Both backends apply the same rule.
+std::string JudgedAttemptDetail(TaskState state, DueKind due, uint32_t attempt);
+
 struct HistoryRow {
   int64_t id = 0;  // increasing in commit order, store-wide
   std::string task_id;

@@ -20,7 +20,8 @@ and checks the invariants of issue 8. Violation kinds:
   illegal_transition a history step the state machine (src/core/task_state.cc) forbids
   broken_history     a history that does not chain (from != previous to) or
                      whose versions do not increase with every change
-  fencing            a state change made by an event of a superseded attempt
+  fencing            a state change made by an event of a superseded attempt, or
+                     of an attempt a granted retry has already judged
   agreement          an agent's final local state differs from the store's
   cancel_not_delivered  the agent ran a task the store had cancelled to
                      SUCCEEDED although the center reached it meanwhile (it
@@ -171,9 +172,14 @@ def check(run, store, journal, wal):
             n_hist += 1
         for node, entries in by_node.items():
             state, version, attempt = None, 0, 0
+            judged = 0  # the latest attempt a granted retry judged finished
             for e in entries:
                 kind, event_id, etype, outcome = parse_cause(e["cause"])
-                if event_id:
+                # The RUNNING step a finished-run report implies (store's
+                # AgentReportPath) carries the same event id as the step it
+                # leads to: one event, two rows, not a duplicate.
+                implied = (e.get("detail") or "").startswith("implied by ")
+                if event_id and not implied:
                     seen_events[event_id] = seen_events.get(event_id, 0) + 1
                     if seen_events[event_id] == 2:
                         r.add("duplicate_event", f"{event_id} ({etype}) recorded twice in {tid}'s history")
@@ -193,6 +199,9 @@ def check(run, store, journal, wal):
                     if kind == "event" and e["attempt"] < attempt:
                         r.add("fencing", f"{tid}/{node}: {frm} -> {to} by '{e['cause']}' of attempt "
                                          f"{e['attempt']}, attempt {attempt} was current")
+                    elif kind == "event" and e["attempt"] <= judged:
+                        r.add("fencing", f"{tid}/{node}: {frm} -> {to} by '{e['cause']}' of attempt "
+                                         f"{e['attempt']}, which a granted retry had judged")
                 elif ver < version:
                     r.add("broken_history", f"{tid}/{node}: version went back {version} -> {ver}")
                 elif kind == "event" and ver > version:
@@ -202,6 +211,8 @@ def check(run, store, journal, wal):
                                                 f"'{e['cause']}'")
                 if kind != "event":
                     attempt = max(attempt, e["attempt"])
+                if kind == "retry" and to == "RETRYING":
+                    judged = max(judged, e["attempt"])
                 state, version = to, max(version, ver)
     r.figures["history_entries"] = n_hist
 

@@ -143,6 +143,29 @@ class CheckerTest(unittest.TestCase):
         e[7] = entry("n1", "RUNNING", "SUCCEEDED", 8, 1, "event n1-6 SUCCEEDED")
         self.assertEqual(kinds(run, store, journal, wal), {"fencing"})
 
+    def test_report_of_a_judged_attempt_must_not_move_the_row(self):
+        # Chaos seed 219611314: attempt 1's late FAILED applied after the
+        # retry was granted but before attempt 2 was sent.
+        run, store, journal, wal = clean_run()
+        e = store["f1"]["events"]["entries"]
+        e[5:5] = [entry("n1", "RETRYING", "RUNNING", 6, 1, "event n1-9 FAILED"),
+                  entry("n1", "RUNNING", "FAILED", 7, 1, "event n1-9 FAILED"),
+                  entry("n1", "FAILED", "RETRYING", 8, 1, "retry")]
+        e[5]["detail"] = "implied by FAILED of attempt 1: the agent ran it"
+        for i, x in enumerate(e[8:]):
+            x["version"] = 9 + i
+        wal["n1"].append(wal_event("n1", 9, "f1", 1, "FAILED"))
+        self.assertEqual(kinds(run, store, journal, wal), {"fencing"})
+
+    def test_implied_running_step_is_not_a_duplicate(self):
+        run, store, journal, wal = clean_run()
+        e = store["t1"]["events"]["entries"]
+        e[2:4] = [entry("n1", "DISPATCHED", "RUNNING", 3, 1, "event n1-2 SUCCEEDED"),
+                  entry("n1", "RUNNING", "SUCCEEDED", 4, 1, "event n1-2 SUCCEEDED")]
+        e[2]["detail"] = "implied by SUCCEEDED of attempt 1: the agent ran it"
+        del wal["n1"][0]  # its ACCEPTED never existed
+        self.assertEqual(kinds(run, store, journal, wal), set())
+
     def test_agreement(self):
         run, store, journal, wal = clean_run()
         wal2 = copy.deepcopy(wal)

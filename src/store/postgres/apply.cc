@@ -86,6 +86,12 @@ EventOutcome EventApplier::ApplyToRow(const Event& e, PgRow& row) {
   bool confirm = target && *target == row.state &&
                  (e.type == EventType::kAlreadyRunning || e.type == EventType::kAlreadyDone ||
                   e.type == EventType::kCancelled);
+  std::string judged = target ? JudgedAttemptDetail(from, row.due_kind, row.attempt) : "";
+  if (!judged.empty()) {
+    ++txn_.stats().events_stale;
+    History(e, row, from, Outcome::kStaleAttempt, from, judged);
+    return Rejected(Outcome::kStaleAttempt, judged, from, from, row.version);
+  }
   if (!target || confirm) {
     ++txn_.stats().events_applied;
     History(e, row, from, Outcome::kApplied, from, "");

@@ -136,6 +136,12 @@ Result<EventOutcome> EventApplier::ApplyToRow(const Event& e, const RowState& ro
   bool confirm = target && *target == row.state &&
                  (e.type == EventType::kAlreadyRunning || e.type == EventType::kAlreadyDone ||
                   e.type == EventType::kCancelled);
+  std::string judged = target ? JudgedAttemptDetail(row.state, row.due_kind, row.attempt) : "";
+  if (!judged.empty() && !Switches().disable_fencing) {
+    ++txn_.stats().events_stale;
+    APOLLO_RETURN_IF_ERROR(History(e, row, Outcome::kStaleAttempt, row.state, row.version, judged));
+    return Rejected(Outcome::kStaleAttempt, judged, row.state, row.state, row.version);
+  }
   if (!target || confirm) {
     ++txn_.stats().events_applied;
     APOLLO_RETURN_IF_ERROR(History(e, row, Outcome::kApplied, row.state, row.version, ""));

@@ -10,7 +10,8 @@ Result<std::optional<RowState>> LoadRow(WriteTxn& txn, std::string_view task_id,
                                         int64_t node_ref) {
   Result<Stmt*> st = txn.db().Prepare(
       "SELECT t.task_ref, tn.state, tn.version, tn.attempt, tn.retries, t.timeout_us, "
-      "t.max_retries, t.status, t.settled_at IS NOT NULL, t.node_count FROM tasks t "
+      "t.max_retries, t.status, t.settled_at IS NOT NULL, t.node_count, tn.due_kind "
+      "FROM tasks t "
       "JOIN task_nodes tn "
       "ON tn.task_ref = t.task_ref AND tn.node_ref = ?2 WHERE t.task_id = ?1");
   if (!st.ok()) return st.status();
@@ -31,6 +32,7 @@ Result<std::optional<RowState>> LoadRow(WriteTxn& txn, std::string_view task_id,
   r.task_status = static_cast<TaskState>(s->Int(7));
   r.task_settled = s->Int(8) != 0;
   r.node_count = s->Int(9);
+  r.due_kind = static_cast<DueKind>(s->Int(10));
   return std::optional<RowState>(r);
 }
 

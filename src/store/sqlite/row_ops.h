@@ -30,6 +30,7 @@ struct RowState {
   int retries = 0;
   int64_t timeout_us = 0;
   int max_retries = 0;
+  DueKind due_kind = DueKind::kNone;
   // The task's roll-up as stored, and how many nodes it has.
   TaskState task_status = TaskState::kPending;
   bool task_settled = false;

@@ -90,7 +90,9 @@ void StoreConformanceTest::DriveTo(const std::string& task, const std::string& n
   if (state == TaskState::kSucceeded) return apply(EventType::kSucceeded);
   if (state == TaskState::kTimeout) return apply(EventType::kTimeout);
   apply(EventType::kFailed);
-  if (state == TaskState::kRetrying) Move(task, node, state, Cause::kRetry);
+  if (state != TaskState::kRetrying) return;
+  Move(task, node, state, Cause::kRetry);
+  Move(task, node, std::nullopt, Cause::kDispatch, std::nullopt, /*new_attempt=*/true);
 }
 
 uint64_t StoreConformanceTest::NextSeq(const std::string& node) { return ++seqs_[node]; }

@@ -53,7 +53,8 @@ class StoreConformanceTest : public ::testing::TestWithParam<StoreBackend*> {
                     std::optional<TaskState> to, Cause cause,
                     std::optional<int64_t> expected_version = std::nullopt,
                     bool new_attempt = false);
-  // Creates a task on `node` and drives its row to `state` (attempt 1).
+  // Creates a task on `node` and drives its row to `state` (attempt 1;
+  // RETRYING: the retry granted and sent, attempt 2 awaiting its ack).
   void DriveTo(const std::string& task, const std::string& node, TaskState state);
   // The next sequence number for `node` (per-fixture counter).
   uint64_t NextSeq(const std::string& node);
