@@ -599,6 +599,9 @@ def run(args):
     except SetupError as e:
         log(f"setup error: {e}")
         rc = 2
+    except KeyboardInterrupt:
+        log("interrupted: stopping every process this run started")
+        rc = 130
     finally:
         c.shutdown()
         if rc == 0 and not args.keep:
@@ -809,5 +812,10 @@ def main():
     return run(args)
 
 
+def _interrupt(signum, frame):
+    raise KeyboardInterrupt  # SIGTERM too: the finally of run() stops our processes
+
+
 if __name__ == "__main__":
+    signal.signal(signal.SIGTERM, _interrupt)
     sys.exit(main())
