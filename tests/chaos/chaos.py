@@ -344,6 +344,14 @@ class Cluster:
         else:
             self.proxy.heal(i)
 
+    def shows_connected(self, i):
+        """True if the center's node list shows agent i connected now."""
+        if self.orch is None or self.orch.poll() is not None:
+            return False
+        rc, so, _ = self.cli("-o", "json", "node", "list", timeout=5)
+        return rc == 0 and any(n["node_id"] == self.names[i] and n["connected"]
+                               for n in json.loads(so)["nodes"])
+
     def cli(self, *argv, timeout=20):
         try:
             r = subprocess.run([self.bin + "/apollo-cli", "--server",
@@ -482,7 +490,7 @@ class Faults:
             self.later(now + hold, want)
         elif kind == "partition_one":
             i = f["agent"]
-            if i not in self.one_cut and i not in self.half_cut:
+            if i not in self.one_cut and i not in self.half_cut and c.shows_connected(i):
                 self.watch[i] = time.time()
             c.partition(i)
             self.one_cut.add(i)
@@ -775,7 +783,7 @@ def drive(c, schedule, seed, args, work):
     seen = sorted(s for s in faults.noticed_s if s is not None)
     if faults.noticed_s:
         log(f"partition_one: the center showed the node disconnected in {len(seen)} of "
-            f"{len(faults.noticed_s)} partitions (the others healed first)"
+            f"{len(faults.noticed_s)} partitions of a connected node (the others healed first)"
             + (f", after {seen[0]}..{seen[-1]} s (median {seen[len(seen) // 2]} s)" if seen else ""))
 
     converged_s = None

@@ -87,6 +87,9 @@ def main():
             print("agent 0 log:", *[line.rstrip() for line in f if "connected" in line
                                     or "stream" in line][-4:], sep="\n  ")
         rc = 0 if "not connected" in seen and back is not None and others_ok else 1
+    except chaos.SetupError as e:
+        print(f"partition_notice: setup error: {e}", file=sys.stderr)
+        rc = 2
     finally:
         c.shutdown()
         shutil.rmtree(work, ignore_errors=True)
