@@ -905,8 +905,8 @@ def main():
         if not os.access(os.path.join(args.bin, exe), os.X_OK):
             print(f"chaos: {exe} not found in {args.bin}", file=sys.stderr)
             return 2
-    if args.agents < 2:
-        print("chaos: --agents must be at least 2", file=sys.stderr)
+    if args.agents < 3:
+        print("chaos: --agents must be at least 3 (multi-node tasks target 3)", file=sys.stderr)
         return 2
     if args.faults and not set(args.faults.split(",")) <= set(ALL_FAULTS):
         print(f"chaos: --faults: unknown kind in '{args.faults}' (known: {', '.join(ALL_FAULTS)})",
