@@ -138,6 +138,14 @@ void Session::Loop() {
   args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, std::max(1, ms(options_.initial_backoff)));
   args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, std::max(1, ms(options_.initial_backoff)));
   args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, std::max(1, ms(options_.max_backoff)));
+  // A cut-off link (packets dropped, nothing closed) stalls the stream
+  // silently, and TCP gives up only after ~15 minutes. A ping every
+  // heartbeat interval, unanswered for another one, ends the transport: the
+  // session notices within two heartbeat intervals and reconnects. (The
+  // center allows pings this often, see orchestrator/main.cc.)
+  args.SetInt(GRPC_ARG_KEEPALIVE_TIME_MS, std::max(1000, ms(options_.heartbeat_interval)));
+  args.SetInt(GRPC_ARG_KEEPALIVE_TIMEOUT_MS, std::max(1000, ms(options_.heartbeat_interval)));
+  args.SetInt(GRPC_ARG_HTTP2_MAX_PINGS_WITHOUT_DATA, 0);
   auto channel = grpc::CreateCustomChannel(options_.orchestrator,
                                            grpc::InsecureChannelCredentials(), args);
   auto stub = apollo::v1::AgentGateway::NewStub(channel);

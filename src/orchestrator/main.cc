@@ -113,6 +113,19 @@ int Run(const OrchestratorConfig& config) {
   builder.RegisterService(&gateway);
   builder.RegisterService(&api);
   builder.SetMaxReceiveMessageSize(16 << 20);
+  // Agents ping every heartbeat interval (>= 1 s) to notice a dead link;
+  // gRPC's default policy (one ping per 5 minutes) would answer that with
+  // GOAWAY too_many_pings. The center pings them too: an agent cut off by
+  // dropped packets (no FIN, no RST) then shows as disconnected after two
+  // heartbeat intervals instead of for as long as TCP keeps trying.
+  const int heartbeat_ms = static_cast<int>(
+      std::max<int64_t>(1000, std::chrono::duration_cast<std::chrono::milliseconds>(
+                                  config.heartbeat_interval)
+                                  .count()));
+  builder.AddChannelArgument(GRPC_ARG_HTTP2_MIN_RECV_PING_INTERVAL_WITHOUT_DATA_MS, 500);
+  builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_TIME_MS, heartbeat_ms);
+  builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_TIMEOUT_MS, heartbeat_ms);
+  builder.AddChannelArgument(GRPC_ARG_HTTP2_MAX_PINGS_WITHOUT_DATA, 0);
   std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
   if (!server || port == 0) {
     std::cerr << "orchestrator: cannot listen on " << config.listen.ToString()

@@ -1,15 +1,16 @@
 #!/usr/bin/env python3
 """Partition and crash simulator for Apollo-11 (issue 8).
 
-Starts a real orchestrator and N real edge agents on loopback (each agent
-behind its own port of an in-process fault proxy), runs a seeded workload of
+Starts a real orchestrator and N real edge agents (each agent behind its own
+port of an in-process fault proxy; with --net netns each agent in its own
+network namespace, see netns.py), runs a seeded workload of
 tasks whose side effects are counted (each execution appends
 "task attempt node" to the node's journal and fsyncs it), injects faults from a
 seeded random schedule, lets the system converge, collects the store's view,
 the journals and every agent's WAL, and runs checker.py over them.
 
     chaos.py --bin build/dev/bin [--seed N] [--duration S] [--agents N]
-             [--pg] [--nats] [--workdir DIR] [--keep]
+             [--pg] [--nats] [--net auto|netns|proxy] [--workdir DIR] [--keep]
              [--env NAME=VALUE ...] [--expect-violation KIND ...]
 
 The seed is printed; the same seed, duration, agent count and backends give
@@ -18,6 +19,13 @@ Exit status: 0 if the checker found no violation (or, with
 --expect-violation, if it found every kind named), 1 otherwise, 2 on a
 setup error.
 Only processes this script started are stopped, by PID.
+
+Network faults (--net): partitions (partition_one, partition_half, storm) are
+nft drop rules in the agent's own network namespace with `netns` (real packet
+loss: TCP stalls, nothing is closed), or the proxy closing the agent's
+connections and refusing new ones with `proxy`. `auto` (default) takes netns
+when a namespace can be made (root, iproute2, nftables), else proxy. Delays
+come from the proxy in both modes (no sch_netem here).
 """
 import argparse
 import concurrent.futures
@@ -35,6 +43,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import checker  # noqa: E402
+import netns  # noqa: E402
 from netproxy import NetProxy  # noqa: E402
 
 PGBIN = "/usr/lib/postgresql/15/bin"
@@ -133,6 +142,7 @@ class Cluster:
         self.agent_knobs = [[] for _ in range(args.agents)]  # hidden test flags
         self.names = [f"n{i:02d}" for i in range(args.agents)]
         self.proxy = None
+        self.fabric = None  # netns.NetnsFabric with --net netns
         self.pg_dir = None
         self.pg_port = None
         self.nats = None
@@ -280,10 +290,12 @@ class Cluster:
         logf = open(os.path.join(self.work, self.names[i] + ".log"), "a")
         argv = [self.bin + "/edge-agent", "--config", os.path.join(self.work, "agent.yaml"),
                 "--node-id", self.names[i], "--orchestrator",
-                f"127.0.0.1:{self.proxy.ports[i]}", "--state-dir", self.agent_dir(i),
+                f"{self.proxy.hosts[i]}:{self.proxy.ports[i]}", "--state-dir", self.agent_dir(i),
                 "--wal-path", os.path.join(self.agent_dir(i), "wal"),
                 "--label", "fleet=chaos"]
         argv += self.agent_knobs[i]
+        if self.fabric:
+            argv = self.fabric.wrap(i, argv)  # `ip netns exec` execs: the pid is the agent's
         self.agents[i] = subprocess.Popen(argv, stdout=logf, stderr=logf, env=self.env)
         logf.close()
 
@@ -303,6 +315,43 @@ class Cluster:
                 p.kill()
                 p.wait()
 
+    # network
+    def start_net(self, mode):
+        """The agents' links: namespaces (netns) or loopback, and the proxy."""
+        hosts = None
+        if mode == "netns":
+            self.fabric = netns.NetnsFabric(self.args.agents)
+            try:
+                stale = self.fabric.setup()
+            except (netns.NetnsError, OSError, subprocess.TimeoutExpired) as e:
+                raise SetupError(f"network namespaces: {e}")
+            if stale:
+                log(f"removed {len(stale)} namespace(s)/link(s) left by dead chaos runs: "
+                    f"{', '.join(stale[:5])}{' ...' if len(stale) > 5 else ''}")
+            hosts = self.fabric.host_addr
+        self.proxy = NetProxy(self.orch_port, self.args.agents, hosts)
+        self.proxy.start()
+
+    def partition(self, i):
+        if self.fabric:
+            self.fabric.partition(i)
+        else:
+            self.proxy.partition(i)
+
+    def heal(self, i):
+        if self.fabric:
+            self.fabric.heal(i)
+        else:
+            self.proxy.heal(i)
+
+    def shows_connected(self, i):
+        """True if the center's node list shows agent i connected now."""
+        if self.orch is None or self.orch.poll() is not None:
+            return False
+        rc, so, _ = self.cli("-o", "json", "node", "list", timeout=5)
+        return rc == 0 and any(n["node_id"] == self.names[i] and n["connected"]
+                               for n in json.loads(so)["nodes"])
+
     def cli(self, *argv, timeout=20):
         try:
             r = subprocess.run([self.bin + "/apollo-cli", "--server",
@@ -321,6 +370,8 @@ class Cluster:
             self.nats.wait()
         if self.pg_dir and os.path.exists(self.pg_dir + "/data/postmaster.pid"):
             self.pg_stop("fast")
+        if self.fabric:
+            self.fabric.cleanup()
 
 
 # ------------------------------------------------------------- workload --
@@ -380,6 +431,12 @@ class Faults:
         self.store_down = False
         self.storm_healed_at = None
         self.storm_reconnect_s = []
+        # partition_one: agent -> when it was cut, while the center still
+        # shows it connected; then the seconds it took the center to show it
+        # disconnected (None: the partition healed first).
+        self.watch = {}
+        self.noticed_s = []
+        self.watch_polled = 0.0
 
     def count(self, kind):
         self.counts[kind] = self.counts.get(kind, 0) + 1
@@ -423,6 +480,7 @@ class Faults:
             self.later(now + hold * 3, restore)
         elif kind == "orch_kill":
             c.kill_orch()
+            self.watch.clear()  # every node shows disconnected now, partitioned or not
             c.orch_wanted = False
 
             def want():
@@ -432,36 +490,40 @@ class Faults:
             self.later(now + hold, want)
         elif kind == "partition_one":
             i = f["agent"]
-            c.proxy.partition(i)
+            if i not in self.one_cut and i not in self.half_cut and c.shows_connected(i):
+                self.watch[i] = time.time()
+            c.partition(i)
             self.one_cut.add(i)
 
             def heal(i=i):
                 self.one_cut.discard(i)
+                if self.watch.pop(i, None) is not None:
+                    self.noticed_s.append(None)
                 if i not in self.half_cut:
-                    c.proxy.heal(i)
+                    c.heal(i)
             self.later(now + hold, heal)
         elif kind == "partition_half":
             for i in f["agents"]:
-                c.proxy.partition(i)
+                c.partition(i)
                 self.half_cut.add(i)
 
             def heal_half(agents=f["agents"]):
                 for i in agents:
                     self.half_cut.discard(i)
                     if i not in self.one_cut:
-                        c.proxy.heal(i)
+                        c.heal(i)
             self.later(now + hold, heal_half)
         elif kind == "storm":
             # Reconnect storm: the whole fleet cut off, then let back at once.
             for i in range(len(c.names)):
-                c.proxy.partition(i)
+                c.partition(i)
                 self.half_cut.add(i)
 
             def let_back():
                 for i in range(len(c.names)):
                     self.half_cut.discard(i)
                     if i not in self.one_cut:
-                        c.proxy.heal(i)
+                        c.heal(i)
                 self.storm_healed_at = time.time()
             self.later(now + hold, let_back)
         elif kind == "delay_one":
@@ -555,12 +617,31 @@ def unsettled(c, statuses, accepted):
     return left
 
 
+def choose_net(want):
+    """'netns' or 'proxy' for --net WANT, and the line saying which and why;
+    None for the mode if netns was asked for and cannot be had."""
+    if want == "proxy":
+        return "proxy", "network faults: proxy (asked for with --net proxy)"
+    ok, why = netns.probe()
+    if ok:
+        return "netns", (f"network faults: netns (each agent in its own network namespace; "
+                         f"partitions are nft drop rules){' (auto)' if want == 'auto' else ''}")
+    if want == "netns":
+        return None, f"network faults: --net netns is not available here: {why}"
+    return "proxy", (f"network faults: proxy (auto: network namespaces not available: {why}; "
+                     "partitions close the agent's connections instead of dropping packets)")
+
+
 def run(args):
     seed = args.seed if args.seed is not None else random.randrange(1 << 31)
     backend = ("postgresql" if args.pg else "sqlite") + "+" + ("nats" if args.nats else "embedded")
+    net, why = choose_net(args.net)
+    log(why)
+    if net is None:
+        return 2
     log(f"seed {seed}  duration {args.duration}s  agents {args.agents}  backend {backend}"
-        f"  (replay: --seed {seed} --duration {args.duration} --agents {args.agents}"
-        f"{' --pg' if args.pg else ''}{' --nats' if args.nats else ''}"
+        f"  net {net}  (replay: --seed {seed} --duration {args.duration} --agents {args.agents}"
+        f"{' --pg' if args.pg else ''}{' --nats' if args.nats else ''} --net {net}"
         f"{' --faults ' + args.faults if args.faults else ''})")
     work = args.workdir or tempfile.mkdtemp(prefix="apollo-chaos.")
     os.makedirs(work, exist_ok=True)
@@ -571,7 +652,7 @@ def run(args):
     schedule = make_schedule(seed, args.duration, args.agents, args.pg, only)
     with open(os.path.join(work, "schedule.json"), "w") as f:
         json.dump({"seed": seed, "duration": args.duration, "agents": args.agents,
-                   "backend": backend, "actions": schedule}, f, indent=1)
+                   "backend": backend, "net": net, "actions": schedule}, f, indent=1)
 
     c = Cluster(args, work)
     rc = 2
@@ -582,8 +663,7 @@ def run(args):
             c.start_nats()
         c.write_configs()
         c.ensure_orch()
-        c.proxy = NetProxy(c.orch_port, args.agents)
-        c.proxy.start()
+        c.start_net(net)
         for i in range(args.agents):
             c.start_agent(i)
         # Wait (bounded) for the fleet to register before the clock starts.
@@ -603,6 +683,8 @@ def run(args):
         log("interrupted: stopping every process this run started")
         rc = 130
     finally:
+        # A second SIGTERM must not cut the cleanup short (it is bounded).
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
         c.shutdown()
         if rc == 0 and not args.keep:
             shutil.rmtree(work, ignore_errors=True)
@@ -625,6 +707,16 @@ def drive(c, schedule, seed, args, work):
         now = time.time() - t0
         faults.tick(now)
         c.supervise_orch()
+        if faults.watch and c.orch and c.orch.poll() is None and time.time() - faults.watch_polled > 0.5:
+            faults.watch_polled = time.time()
+            rc_, so, _ = c.cli("-o", "json", "node", "list", timeout=5)
+            if rc_ == 0:
+                for n in json.loads(so)["nodes"]:
+                    i = c.names.index(n["node_id"]) if n["node_id"] in c.names else None
+                    if i in faults.watch and not n["connected"]:
+                        faults.noticed_s.append(round(time.time() - faults.watch.pop(i), 2))
+                        log(f"partition_one: the center shows {n['node_id']} disconnected "
+                            f"{faults.noticed_s[-1]} s after the cut")
         if faults.storm_healed_at and c.orch and c.orch.poll() is None:
             rc_, so, _ = c.cli("-o", "json", "node", "list", timeout=5)
             if rc_ == 0 and all(n["connected"] for n in json.loads(so)["nodes"]):
@@ -682,12 +774,17 @@ def drive(c, schedule, seed, args, work):
     faults.end_all()
     c.orch_wanted = True
     for i in range(args.agents):
-        c.proxy.heal(i)
+        c.heal(i)
         c.proxy.set_delay(i, 0)
         c.start_agent(i)
     c.ensure_orch()
     healed_at = time.time()
     log(f"schedule done: {len(accepted)} tasks accepted, faults {faults.counts}; converging")
+    seen = sorted(s for s in faults.noticed_s if s is not None)
+    if faults.noticed_s:
+        log(f"partition_one: the center showed the node disconnected in {len(seen)} of "
+            f"{len(faults.noticed_s)} partitions of a connected node (the others healed first)"
+            + (f", after {seen[0]}..{seen[-1]} s (median {seen[len(seen) // 2]} s)" if seen else ""))
 
     converged_s = None
     deadline = healed_at + args.converge_timeout
@@ -755,10 +852,12 @@ def drive(c, schedule, seed, args, work):
     run_info = {"seed": seed, "duration": args.duration, "agents": c.names,
                 "backend": ("postgresql" if args.pg else "sqlite") + "+" +
                            ("nats" if args.nats else "embedded"),
+                "net": "netns" if c.fabric else "proxy",
                 "accepted": accepted, "cancels": cancels, "operator_retries": retries,
                 "faults": faults.counts, "convergence_s": converged_s,
                 "orchestrator_exits": c.orch_restarts,
                 "storm_reconnect_s": faults.storm_reconnect_s,
+                "partition_noticed_s": faults.noticed_s,
                 "converge_timeout_s": args.converge_timeout, "switches": args.env}
     with open(os.path.join(work, "run.json"), "w") as f:
         json.dump(run_info, f, indent=1)
@@ -786,6 +885,10 @@ def main():
     ap.add_argument("--agents", type=int, default=20)
     ap.add_argument("--pg", action="store_true", help="PostgreSQL 15 store (throwaway server)")
     ap.add_argument("--nats", action="store_true", help="NATS JetStream bus (throwaway server)")
+    ap.add_argument("--net", choices=["auto", "netns", "proxy"], default="auto",
+                    help="how partitions are made: nft drop rules in per-agent network "
+                    "namespaces (netns, needs root), or the loopback proxy closing connections "
+                    "(proxy); auto: netns if a namespace can be made, else proxy")
     ap.add_argument("--converge-timeout", type=float, default=180)
     ap.add_argument("--ack-timeout", type=float, default=3,
                     help="the orchestrator's ack_timeout (s): lower means more re-sent intents")
@@ -802,8 +905,8 @@ def main():
         if not os.access(os.path.join(args.bin, exe), os.X_OK):
             print(f"chaos: {exe} not found in {args.bin}", file=sys.stderr)
             return 2
-    if args.agents < 2:
-        print("chaos: --agents must be at least 2", file=sys.stderr)
+    if args.agents < 3:
+        print("chaos: --agents must be at least 3 (multi-node tasks target 3)", file=sys.stderr)
         return 2
     if args.faults and not set(args.faults.split(",")) <= set(ALL_FAULTS):
         print(f"chaos: --faults: unknown kind in '{args.faults}' (known: {', '.join(ALL_FAULTS)})",

@@ -76,7 +76,7 @@ class Report:
         conv = f.get("convergence_s")
         conv = f"{conv:.1f}s" if conv is not None else "NOT-CONVERGED"
         return (f"chaos verdict: {'PASS' if self.ok else 'FAIL'} seed={f.get('seed')} "
-                f"backend={f.get('backend')} agents={f.get('agents')} tasks={f.get('tasks')} "
+                f"backend={f.get('backend')} net={f.get('net')} agents={f.get('agents')} tasks={f.get('tasks')} "
                 f"executions={f.get('executions')} wal_events={f.get('wal_events')} "
                 f"history_entries={f.get('history_entries')} faults[{faults}] "
                 f"violations[{viol}] convergence={conv} "
@@ -128,7 +128,8 @@ def load_dir(d):
 
 def check(run, store, journal, wal):
     r = Report()
-    r.figures.update(seed=run["seed"], backend=run["backend"], agents=len(run["agents"]),
+    r.figures.update(seed=run["seed"], backend=run["backend"], net=run.get("net", "proxy"),
+                     agents=len(run["agents"]),
                      faults=run.get("faults", {}), convergence_s=run.get("convergence_s"),
                      storm_reconnect_s=run.get("storm_reconnect_s", []))
 
@@ -268,6 +269,13 @@ def check(run, store, journal, wal):
                 continue
             if t == "ACCEPTED" and (cur is None or cur[0] != a):
                 local[tid] = [a, "RUNNING"]
+                continue
+            if t == "ALREADY_RUNNING" and cur is not None and cur[1] != "RUNNING":
+                # A redelivery answer never moves a task that is final
+                # locally (task_table.cc). One decided while the run was
+                # finishing can be logged just after its end (seen with
+                # real packet loss: a stalled intent and its resend arrive
+                # together).
                 continue
             if t in LOCAL_STATE and cur is not None and cur[0] == a:
                 cur[1] = LOCAL_STATE[t]

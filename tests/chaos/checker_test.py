@@ -69,6 +69,12 @@ class CheckerTest(unittest.TestCase):
         self.assertIn("PASS", r.verdict_line())
         self.assertEqual(r.figures["executions"], 3)
 
+    def test_verdict_names_network_mode(self):
+        run, store, journal, wal = clean_run()
+        self.assertIn(" net=proxy ", checker.check(run, store, journal, wal).verdict_line())
+        run["net"] = "netns"
+        self.assertIn(" net=netns ", checker.check(run, store, journal, wal).verdict_line())
+
     def test_lost_task(self):
         run, store, journal, wal = clean_run()
         run["accepted"]["t9"] = {"max_retries": 0}
@@ -172,6 +178,19 @@ class CheckerTest(unittest.TestCase):
         wal2["n1"][1]["event_type"] = "FAILED"  # the agent thinks t1 failed
         store["t1"]["events"]["entries"][3]["cause"] = "event n1-2 FAILED"
         self.assertEqual(kinds(run, store, journal, wal2), {"agreement"})
+
+    def test_already_running_after_the_end_is_no_disagreement(self):
+        run, store, journal, wal = clean_run()
+        store["t1"]["events"]["entries"].append(
+            entry("n1", "SUCCEEDED", "SUCCEEDED", 4, 1,
+                  "event n1-7 ALREADY_RUNNING (illegal_transition)"))
+        wal["n1"].insert(2, wal_event("n1", 7, "t1", 1, "ALREADY_RUNNING"))
+        r = checker.check(run, store, journal, wal)
+        self.assertTrue(r.ok, r.violations)
+        # Before the end it still counts: the agent then says RUNNING.
+        wal2 = copy.deepcopy(wal)
+        del wal2["n1"][1]  # no SUCCEEDED logged
+        self.assertIn("agreement", kinds(run, store, journal, wal2))
 
     def test_cancel_race_is_counted_not_a_disagreement(self):
         run, store, journal, wal = clean_run()

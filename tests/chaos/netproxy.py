@@ -2,11 +2,13 @@
 
 Used in-process by chaos.py (a thread running an asyncio loop): agent i dials
 its own port, every connection is forwarded to 127.0.0.1:<target_port>.
+Agent i's port listens on hosts[i] (default 127.0.0.1; with --net netns the
+host end of the agent's veth pair, see netns.py).
 Per agent the driver can
   cut(i)        drop the agent's open connections and refuse new ones
   heal(i)       accept and forward again
   delay(i, ms)  hold every chunk this long before forwarding (0: off)
-Only loopback. gRPC runs HTTP/2 over these connections, so duplication and
+Only loopback (or namespaces the run made). gRPC runs HTTP/2 over these connections, so duplication and
 reordering are not done at the byte level (they would corrupt the framing,
 not model a network); duplicated deliveries come from crashes and
 reconnects (resent backlogs and intents) instead.
@@ -16,9 +18,10 @@ import threading
 
 
 class NetProxy:
-    def __init__(self, target_port, n):
+    def __init__(self, target_port, n, hosts=None):
         self.target_port = target_port
         self.n = n
+        self.hosts = hosts or ["127.0.0.1"] * n
         self.cut = [False] * n
         self.delay_ms = [0] * n
         self.conns = [set() for _ in range(n)]
@@ -107,7 +110,7 @@ class NetProxy:
         servers = []
         for i in range(self.n):
             srv = await asyncio.start_server(
-                lambda r, w, i=i: self._handle(i, r, w), "127.0.0.1", 0)
+                lambda r, w, i=i: self._handle(i, r, w), self.hosts[i], 0)
             servers.append(srv)
             self.ports.append(srv.sockets[0].getsockname()[1])
         self._ready.set()
