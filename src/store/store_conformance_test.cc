@@ -320,6 +320,29 @@ TEST_P(StoreConformanceTest, LateReportOfAJudgedAttemptIsStaleUntilItsRetryIsSen
   EXPECT_EQ(Row("t1", "n1").version, sent.version + 2);  // RUNNING (implied), FAILED
 }
 
+// The agent decides ALREADY_RUNNING for a re-sent intent and logs it a moment
+// later; the run can end (and log SUCCEEDED) in between. Found by the chaos
+// simulator with real packet loss (netns): an illegal_transition alert for a
+// healthy task. The answer is outdated information, not a transition.
+TEST_P(StoreConformanceTest, AlreadyRunningAfterTheRunEndedIsOutdatedNotIllegal) {
+  for (TaskState end : {TaskState::kSucceeded, TaskState::kFailed, TaskState::kTimeout}) {
+    std::string task = "t-" + std::string(TaskStateName(end));
+    DriveTo(task, "n1", end);
+    NodeRow before = Row(task, "n1");
+    ApplyResult r = ApplyOk({Ev(task, "n1", EventType::kAlreadyRunning, before.attempt)});
+    EXPECT_EQ(r.outcomes[0].outcome, Outcome::kApplied) << task;
+    EXPECT_EQ(Row(task, "n1").state, end) << task;
+    EXPECT_EQ(Row(task, "n1").version, before.version) << task;
+  }
+  Result<std::vector<AlertRow>> alerts = store().ListAlerts(0, 100);
+  ASSERT_TRUE(alerts.ok());
+  EXPECT_TRUE(alerts->empty());
+  EXPECT_EQ(store().Stats().illegal_transitions, 0);
+  Result<std::vector<HistoryRow>> h = store().GetHistory("t-SUCCEEDED");
+  ASSERT_TRUE(h.ok());
+  EXPECT_EQ(h->back().detail, "outdated answer: this attempt's run already ended SUCCEEDED");
+}
+
 TEST_P(StoreConformanceTest, HistoryIsOrderedWithCauses) {
   Create({Spec("t1", {"n1"})}, {"n1"});
   Move("t1", "n1", TaskState::kDispatched, Cause::kDispatch);

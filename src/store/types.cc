@@ -58,4 +58,10 @@ std::string JudgedAttemptDetail(TaskState state, DueKind due, uint32_t attempt) 
          " already judged; its retry is granted and not yet sent";
 }
 
+std::string OutdatedAnswerDetail(EventType type, TaskState state) {
+  if (type != EventType::kAlreadyRunning) return "";
+  if (!IsFinal(state) && !IsFinalUnlessRetried(state)) return "";
+  return "outdated answer: this attempt's run already ended " + std::string(TaskStateName(state));
+}
+
 }  // namespace apollo::store

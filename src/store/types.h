@@ -145,6 +145,14 @@ std::string ImpliedRunningDetail(const Event& e);
 // takes over. Both backends apply the same rule.
 std::string JudgedAttemptDetail(TaskState state, DueKind due, uint32_t attempt);
 
+// Why an agent's answer is outdated information rather than a transition, or
+// "" when it is not: ALREADY_RUNNING (the answer to a re-sent intent) for a
+// row whose run, of the same attempt, has already ended. The agent decides
+// the answer and logs it a moment later, so the run's outcome can be logged
+// in between; the answer then describes a moment that has passed. Recorded,
+// no change, no alert. Both backends apply the same rule.
+std::string OutdatedAnswerDetail(EventType type, TaskState state);
+
 struct HistoryRow {
   int64_t id = 0;  // increasing in commit order, store-wide
   std::string task_id;

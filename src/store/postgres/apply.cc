@@ -92,9 +92,10 @@ EventOutcome EventApplier::ApplyToRow(const Event& e, PgRow& row) {
     History(e, row, from, Outcome::kStaleAttempt, from, judged);
     return Rejected(Outcome::kStaleAttempt, judged, from, from, row.version);
   }
-  if (!target || confirm) {
+  std::string outdated = OutdatedAnswerDetail(e.type, from);
+  if (!target || confirm || !outdated.empty()) {
     ++txn_.stats().events_applied;
-    History(e, row, from, Outcome::kApplied, from, "");
+    History(e, row, from, Outcome::kApplied, from, outdated);
     return EventOutcome{Outcome::kApplied, "", from, from, row.version};
   }
   // A finished run reported to a row still awaiting the agent's ack walks

@@ -142,9 +142,10 @@ Result<EventOutcome> EventApplier::ApplyToRow(const Event& e, const RowState& ro
     APOLLO_RETURN_IF_ERROR(History(e, row, Outcome::kStaleAttempt, row.state, row.version, judged));
     return Rejected(Outcome::kStaleAttempt, judged, row.state, row.state, row.version);
   }
-  if (!target || confirm) {
+  std::string outdated = OutdatedAnswerDetail(e.type, row.state);
+  if (!target || confirm || !outdated.empty()) {
     ++txn_.stats().events_applied;
-    APOLLO_RETURN_IF_ERROR(History(e, row, Outcome::kApplied, row.state, row.version, ""));
+    APOLLO_RETURN_IF_ERROR(History(e, row, Outcome::kApplied, row.state, row.version, outdated));
     return EventOutcome{Outcome::kApplied, "", row.state, row.state, row.version};
   }
   // A finished run reported to a row still awaiting the agent's ack walks
