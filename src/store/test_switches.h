@@ -14,9 +14,10 @@ struct TestSwitches {
   bool disable_fencing = std::getenv("APOLLO_TEST_DISABLE_FENCING") != nullptr;
   bool disable_transition_check = std::getenv("APOLLO_TEST_DISABLE_TRANSITION_CHECK") != nullptr;
   // Every Nth event is marked stored but not applied or recorded (0: off).
-  long drop_event_every = std::getenv("APOLLO_TEST_DROP_EVENT_EVERY")
-                              ? std::strtol(std::getenv("APOLLO_TEST_DROP_EVENT_EVERY"), nullptr, 10)
-                              : 0;
+  long drop_event_every =
+      std::getenv("APOLLO_TEST_DROP_EVENT_EVERY")
+          ? std::strtol(std::getenv("APOLLO_TEST_DROP_EVENT_EVERY"), nullptr, 10)
+          : 0;
 
   // The process's switches, read from the environment on first use.
   static const TestSwitches& Get() {
