@@ -10,7 +10,8 @@ seeded random schedule, lets the system converge, collects the store's view,
 the journals and every agent's WAL, and runs checker.py over them.
 
     chaos.py --bin build/dev/bin [--seed N] [--duration S] [--agents N]
-             [--pg] [--nats] [--net auto|netns|proxy] [--workdir DIR] [--keep]
+             [--pg] [--nats] [--net auto|netns|proxy] [--faults K,..] [--tasks K,..]
+             [--workdir DIR] [--keep]
              [--env NAME=VALUE ...] [--expect-violation KIND ...]
 
 The seed is printed; the same seed, duration, agent count and backends give
@@ -69,16 +70,22 @@ ALL_FAULTS = ["agent_kill", "orch_kill", "partition_one", "partition_half", "sto
               "delay_one", "torn_tail", "clock_skew", "dup_delivery", "store_down"]
 
 
-def make_schedule(seed, duration, n_agents, pg, only=None):
-    """Workload and faults, from the seed alone: a list of (t, kind, args)."""
+ALL_TASKS = ["simple", "slow", "multi", "flaky", "dag", "cancel", "opretry", "overrun"]
+TASK_WEIGHTS = [30, 15, 12, 12, 12, 10, 9, 6]
+
+
+def make_schedule(seed, duration, n_agents, pg, only=None, tasks=None):
+    """Workload and faults, from the seed alone: a list of (t, kind, args).
+    `only` narrows the fault kinds, `tasks` the task kinds (default: all)."""
     rng = random.Random(seed)
     acts = []
+    kinds, weights = ALL_TASKS, TASK_WEIGHTS
+    if tasks:
+        kinds, weights = zip(*[(k, w) for k, w in zip(ALL_TASKS, TASK_WEIGHTS) if k in tasks])
     # Workload: a batch every ~0.7 s until 3 s before the end.
     t, n = 0.5, 0
     while t < duration - 3:
-        kind = rng.choices(["simple", "slow", "multi", "flaky", "dag", "cancel", "opretry",
-                            "overrun"],
-                           [30, 15, 12, 12, 12, 10, 9, 6])[0]
+        kind = rng.choices(kinds, weights)[0]
         n += 1
         tid = f"k{seed % 100000}-{n:04d}-{kind}"
         acts.append((t, "submit", {"kind": kind, "id": tid,
@@ -642,14 +649,16 @@ def run(args):
     log(f"seed {seed}  duration {args.duration}s  agents {args.agents}  backend {backend}"
         f"  net {net}  (replay: --seed {seed} --duration {args.duration} --agents {args.agents}"
         f"{' --pg' if args.pg else ''}{' --nats' if args.nats else ''} --net {net}"
-        f"{' --faults ' + args.faults if args.faults else ''})")
+        f"{' --faults ' + args.faults if args.faults else ''}"
+        f"{' --tasks ' + args.tasks if args.tasks else ''})")
     work = args.workdir or tempfile.mkdtemp(prefix="apollo-chaos.")
     os.makedirs(work, exist_ok=True)
     if os.geteuid() == 0:
         os.chmod(work, 0o755)
     log(f"state in {work}")
     only = set(args.faults.split(",")) if args.faults else None
-    schedule = make_schedule(seed, args.duration, args.agents, args.pg, only)
+    tasks = set(args.tasks.split(",")) if args.tasks else None
+    schedule = make_schedule(seed, args.duration, args.agents, args.pg, only, tasks)
     with open(os.path.join(work, "schedule.json"), "w") as f:
         json.dump({"seed": seed, "duration": args.duration, "agents": args.agents,
                    "backend": backend, "net": net, "actions": schedule}, f, indent=1)
@@ -894,6 +903,8 @@ def main():
                     help="the orchestrator's ack_timeout (s): lower means more re-sent intents")
     ap.add_argument("--faults", help="comma-separated fault kinds to draw from (default: all): "
                     + ", ".join(ALL_FAULTS))
+    ap.add_argument("--tasks", help="comma-separated task kinds of the workload (default: all): "
+                    + ", ".join(ALL_TASKS))
     ap.add_argument("--workdir")
     ap.add_argument("--keep", action="store_true", help="keep the state dir even on success")
     ap.add_argument("--env", action="append", default=[],
@@ -910,6 +921,10 @@ def main():
         return 2
     if args.faults and not set(args.faults.split(",")) <= set(ALL_FAULTS):
         print(f"chaos: --faults: unknown kind in '{args.faults}' (known: {', '.join(ALL_FAULTS)})",
+              file=sys.stderr)
+        return 2
+    if args.tasks and not set(args.tasks.split(",")) <= set(ALL_TASKS):
+        print(f"chaos: --tasks: unknown kind in '{args.tasks}' (known: {', '.join(ALL_TASKS)})",
               file=sys.stderr)
         return 2
     return run(args)

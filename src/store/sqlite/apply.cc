@@ -1,29 +1,12 @@
 // Applying agent events: dedup, fencing, the state machine, CAS, history.
-#include <cstdlib>
 #include <set>
 
 #include "store/sqlite/row_ops.h"
 #include "store/sqlite/write_paths.h"
+#include "store/test_switches.h"
 
 namespace apollo::store::sqlite {
 namespace {
-
-// Planted bugs for the chaos checker's own tests (tests/chaos): each
-// environment variable, when set, breaks one guarantee so a test can show the
-// checker catches it. Never set outside those tests; read once.
-struct TestSwitches {
-  bool disable_dedup = std::getenv("APOLLO_TEST_DISABLE_DEDUP") != nullptr;
-  bool disable_fencing = std::getenv("APOLLO_TEST_DISABLE_FENCING") != nullptr;
-  bool disable_transition_check = std::getenv("APOLLO_TEST_DISABLE_TRANSITION_CHECK") != nullptr;
-  // Every Nth event is marked stored but not applied or recorded (0: off).
-  long drop_event_every = std::getenv("APOLLO_TEST_DROP_EVENT_EVERY")
-                              ? std::strtol(std::getenv("APOLLO_TEST_DROP_EVENT_EVERY"), nullptr, 10)
-                              : 0;
-};
-const TestSwitches& Switches() {
-  static const TestSwitches s;
-  return s;
-}
 
 bool SeenBefore(const NodeEntry& n, uint64_t seq) {
   return seq <= n.hwm || n.above.count(seq) > 0;
@@ -87,7 +70,7 @@ class EventApplier {
 
 Result<EventOutcome> EventApplier::ApplyOne(const Event& e) {
   const NodeEntry* node = e.node_id.empty() ? nullptr : txn_.FindNode(e.node_id);
-  if (node && e.sequence_number > 0 && !Switches().disable_dedup &&
+  if (node && e.sequence_number > 0 && !TestSwitches::Get().disable_dedup &&
       SeenBefore(*node, e.sequence_number)) {
     ++txn_.stats().events_duplicate;
     return Rejected(Outcome::kDuplicate, "event " + e.event_id() + " already stored");
@@ -105,7 +88,8 @@ Result<EventOutcome> EventApplier::ApplyOne(const Event& e) {
     APOLLO_RETURN_IF_ERROR(MarkSeen(txn_, e.node_id, e.sequence_number));
   }
   static long applied_so_far = 0;  // for drop_event_every; one writer thread
-  if (Switches().drop_event_every > 0 && ++applied_so_far % Switches().drop_event_every == 0) {
+  long drop_every = TestSwitches::Get().drop_event_every;
+  if (drop_every > 0 && ++applied_so_far % drop_every == 0) {
     return EventOutcome{Outcome::kApplied, "", {}, {}, 0};
   }
   if (!valid.ok()) {
@@ -123,7 +107,7 @@ Result<EventOutcome> EventApplier::ApplyOne(const Event& e) {
 }
 
 Result<EventOutcome> EventApplier::ApplyToRow(const Event& e, const RowState& row) {
-  if (e.attempt != row.attempt && !Switches().disable_fencing) {
+  if (e.attempt != row.attempt && !TestSwitches::Get().disable_fencing) {
     ++txn_.stats().events_stale;
     std::string why = "attempt " + std::to_string(e.attempt) + " superseded by attempt " +
                       std::to_string(row.attempt);
@@ -137,7 +121,7 @@ Result<EventOutcome> EventApplier::ApplyToRow(const Event& e, const RowState& ro
                  (e.type == EventType::kAlreadyRunning || e.type == EventType::kAlreadyDone ||
                   e.type == EventType::kCancelled);
   std::string judged = target ? JudgedAttemptDetail(row.state, row.due_kind, row.attempt) : "";
-  if (!judged.empty() && !Switches().disable_fencing) {
+  if (!judged.empty() && !TestSwitches::Get().disable_fencing) {
     ++txn_.stats().events_stale;
     APOLLO_RETURN_IF_ERROR(History(e, row, Outcome::kStaleAttempt, row.state, row.version, judged));
     return Rejected(Outcome::kStaleAttempt, judged, row.state, row.state, row.version);
@@ -152,7 +136,7 @@ Result<EventOutcome> EventApplier::ApplyToRow(const Event& e, const RowState& ro
   // DISPATCHED/RETRYING -> RUNNING -> outcome (core/task_state.h,
   // AgentReportPath, says why and why the attempt fence keeps it safe).
   ReportPath path = AgentReportPath(row.state, *target);
-  if (path.size == 0 && Switches().disable_transition_check) {
+  if (path.size == 0 && TestSwitches::Get().disable_transition_check) {
     path.steps[0] = *target;  // planted bug (tests/chaos): applied anyway
     path.size = 1;
   }
