@@ -115,6 +115,66 @@ TEST_P(BusConformanceTest, PoisonEventsAreDeadLetteredAndThePartitionFlows) {
   EXPECT_EQ(store_->ListDeadLetters(0, 10)->size(), 2u);
 }
 
+// NATS carries one message per (publish call x partition): a poison event in
+// the middle of such a group must be parked alone, its neighbours applied
+// once, and later publishes to the partition must not wait for it.
+TEST_P(BusConformanceTest, PoisonInsideAGroupIsParkedAloneAndThePartitionFlows) {
+  options_.partitions = 1;  // the whole batch is one group (NATS: one message)
+  options_.max_deliver = 6;
+  options_.redeliver_delay = std::chrono::milliseconds(200);  // ~6 s to park
+  OpenBus();
+  CreateDispatched({"a", "b", "c"}, "n1");
+  auto first = bus_->Publish("n1", {Ev("a", "n1", 1, EventType::kAccepted),
+                                    Ev("b", "n1", 2, EventType::kAccepted),
+                                    Ev("ghost", "n1", 3, EventType::kAccepted),
+                                    Ev("c", "n1", 4, EventType::kAccepted),
+                                    Ev("a", "n1", 5, EventType::kSucceeded)});
+  // The next batch of the same partition commits while the poison is still
+  // being retried.
+  Result<PublishAck> second = PublishWait("n1", {Ev("b", "n1", 6, EventType::kSucceeded),
+                                                 Ev("c", "n1", 7, EventType::kSucceeded)});
+  ASSERT_TRUE(second.ok()) << second.status().ToString();
+  EXPECT_EQ(second->committed, 2u);
+  EXPECT_TRUE(store_->ListDeadLetters(0, 10)->empty()) << "the partition waited for the poison";
+  EXPECT_EQ(StateOf("a", "n1"), TaskState::kSucceeded);
+  EXPECT_EQ(StateOf("b", "n1"), TaskState::kSucceeded);
+  EXPECT_EQ(StateOf("c", "n1"), TaskState::kSucceeded);
+  // Lag counts events: 7 published, 6 applied, the poison pending.
+  Result<std::vector<PartitionLag>> lag = bus_->Lag();
+  ASSERT_TRUE(lag.ok()) << lag.status().ToString();
+  EXPECT_EQ((*lag)[0].published, 7u);
+  EXPECT_EQ((*lag)[0].applied, 6u);
+  EXPECT_EQ((*lag)[0].pending, 1u);
+
+  ASSERT_EQ(first.wait_for(std::chrono::seconds(30)), std::future_status::ready);
+  Result<PublishAck> r = first.get();
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->committed, 4u);
+  EXPECT_EQ(r->dead_lettered, 1u);
+  EXPECT_EQ(r->acked_seq, 2u) << "acked stops below the parked event";
+  auto letters = store_->ListDeadLetters(0, 10);
+  ASSERT_TRUE(letters.ok()) << letters.status().ToString();
+  ASSERT_EQ(letters->size(), 1u);
+  EXPECT_EQ((*letters)[0].event.event_id(), "n1-3");
+  EXPECT_NE((*letters)[0].reason.find("unknown task ghost"), std::string::npos);
+  EXPECT_EQ((*letters)[0].deliveries, options_.max_deliver);
+  for (const auto& [task, id] : std::vector<std::pair<std::string, std::string>>{
+           {"a", "n1-1"}, {"b", "n1-2"}, {"c", "n1-4"}, {"a", "n1-5"}, {"b", "n1-6"},
+           {"c", "n1-7"}}) {
+    EXPECT_EQ(AppliedCount(task, id), 1) << id;
+  }
+  for (int i = 0; i < 100; ++i) {
+    lag = bus_->Lag();
+    ASSERT_TRUE(lag.ok());
+    if ((*lag)[0].pending == 0) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  EXPECT_EQ((*lag)[0].published, 7u);
+  EXPECT_EQ((*lag)[0].applied, 7u) << "a redelivered group counted its events twice";
+  EXPECT_EQ((*lag)[0].pending, 0u);
+  EXPECT_EQ((*lag)[0].dead_lettered, 1u);
+}
+
 TEST_P(BusConformanceTest, ReplayAfterTheFixAndDropCloseTheGap) {
   options_.partitions = 1;
   OpenBus();

@@ -8,6 +8,12 @@ constexpr int64_t kFetchWaitMs = 100;
 constexpr int64_t kNanosPerMicro = 1000;
 // Idle fetches (kFetchWaitMs each) between checks that the consumer exists.
 constexpr int kIdleFetchesPerCheck = 20;
+// Nak'd messages whose counted events are remembered (see partial_).
+constexpr size_t kPartialMax = 10'000;
+
+uint64_t Trues(const std::vector<bool>& v) {
+  return static_cast<uint64_t>(std::count(v.begin(), v.end(), true));
+}
 }  // namespace
 
 PartitionConsumer::PartitionConsumer(int partition, const BusOptions& options,
@@ -152,46 +158,80 @@ void PartitionConsumer::Run() {
 }
 
 void PartitionConsumer::Handle(const std::vector<natsMsg*>& fetched) {
+  struct Held {
+    natsMsg* msg;
+    size_t first;  // index of its first event in `batch`
+    size_t count;
+    uint64_t stream_seq;
+    int delivered;
+  };
   std::vector<Delivery> batch;
-  std::vector<natsMsg*> msgs;
+  std::vector<Held> held;
   for (natsMsg* m : fetched) {
     jsMsgMetaData* meta = nullptr;
     int delivered = 1;
+    uint64_t stream_seq = 0;
     if (natsMsg_GetMetaData(&meta, m) == NATS_OK) {
       delivered = static_cast<int>(meta->NumDelivered);
+      stream_seq = meta->Sequence.Stream;
       jsMsgMetaData_Destroy(meta);
     }
-    Result<Event> e = DecodeRaw(std::string_view(natsMsg_GetData(m), natsMsg_GetDataLength(m)));
-    if (!e.ok()) {
+    const char* count = nullptr;
+    bool grouped = natsMsgHeader_Get(m, kEventsHeader, &count) == NATS_OK;
+    Result<std::vector<Event>> events = DecodeMessage(
+        std::string_view(natsMsg_GetData(m), natsMsg_GetDataLength(m)), grouped);
+    if (!events.ok() || events->empty()) {
       // Not one of ours: nothing to apply and nobody to tell. Terminate it.
       natsMsg_Term(m, nullptr);
       continue;
     }
-    batch.push_back(Delivery{std::move(*e), delivered});
-    msgs.push_back(m);
+    held.push_back(Held{m, batch.size(), events->size(), stream_seq, delivered});
+    for (Event& e : *events) batch.push_back(Delivery{std::move(e), delivered});
   }
   if (batch.empty()) return;
   std::vector<Settled> settled = applier_.Apply(batch);
-  ConsumerStats delta;
-  for (size_t i = 0; i < batch.size(); ++i) {
-    if (settled[i].disposition == Disposition::kRetry) {
-      int shift = std::min(batch[i].deliveries - 1, 10);
-      int64_t delay_ns = options_.redeliver_delay.count() * kNanosPerMicro * (1LL << shift);
-      natsMsg_NakWithDelay(msgs[i], delay_ns / 1'000'000, nullptr);  // ms
-      continue;
-    }
-    // Committed or parked: acknowledge. A lost ack means a redelivery, which
-    // the store dedups (or the book recognises as parked).
-    natsMsg_Ack(msgs[i], nullptr);
-    ++delta.applied;
-    if (settled[i].disposition == Disposition::kDeadLettered) ++delta.dead;
-  }
   {
     // Counted before the publishers hear of it, so Lag() after a completed
     // Publish includes it.
     std::lock_guard<std::mutex> lock(mu_);
-    stats_.applied += delta.applied;
-    stats_.dead += delta.dead;
+    for (const Held& h : held) {
+      std::vector<bool> counted;  // events of h already in stats_.applied
+      if (auto it = partial_.find(h.stream_seq); it != partial_.end()) {
+        counted = std::move(it->second);
+        stats_.applied_unacked -= Trues(counted);
+        partial_.erase(it);
+      }
+      counted.resize(h.count, false);
+      bool retry = false;
+      for (size_t k = 0; k < h.count; ++k) {
+        const Settled& s = settled[h.first + k];
+        if (s.disposition == Disposition::kRetry) {
+          retry = true;
+        } else if (!counted[k]) {
+          counted[k] = true;
+          ++stats_.applied;
+          if (s.disposition == Disposition::kDeadLettered) ++stats_.dead;
+        }
+      }
+      if (retry) {
+        stats_.applied_unacked += Trues(counted);
+        partial_[h.stream_seq] = std::move(counted);
+        int shift = std::min(h.delivered - 1, 10);
+        int64_t delay_ns = options_.redeliver_delay.count() * kNanosPerMicro * (1LL << shift);
+        natsMsg_NakWithDelay(h.msg, delay_ns / 1'000'000, nullptr);  // ms
+        continue;
+      }
+      // Every event committed or parked: acknowledge. A lost ack means a
+      // redelivery, which the store dedups (or the book recognises as parked).
+      natsMsg_Ack(h.msg, nullptr);
+    }
+    // A nak'd message that never comes back (its stream was deleted) must
+    // not pin memory: forget the oldest beyond a bound (lag may then count
+    // its events twice until the process restarts).
+    while (partial_.size() > kPartialMax) {
+      stats_.applied_unacked -= Trues(partial_.begin()->second);
+      partial_.erase(partial_.begin());
+    }
   }
   for (size_t i = 0; i < batch.size(); ++i) {
     const Event& e = batch[i].event;
