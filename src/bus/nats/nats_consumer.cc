@@ -107,32 +107,23 @@ void PartitionConsumer::Run() {
       std::this_thread::sleep_for(std::chrono::milliseconds(100));
       continue;
     }
-    // Long-poll for ONE message, then take whatever else is there without
-    // waiting. (A Fetch of batch_max waits until the batch is full or the
-    // wait expires: a publisher waiting for its commit would wait up to
-    // kFetchWaitMs per batch.)
+    // One request: NoWait with an expiry returns at once with up to
+    // batch_max messages when some are waiting, and otherwise waits (up to
+    // the expiry) for the first and returns with it. (Without NoWait a Fetch
+    // waits until the batch is full or the expiry; the former long-poll for
+    // one message plus a second request for the rest cost a round trip to
+    // the server per batch.)
     natsMsgList list{};
-    jsFetchRequest first;
-    jsFetchRequest_Init(&first);
-    first.Batch = 1;
-    first.Expires = kFetchWaitMs * 1'000'000;
-    natsStatus s = natsSubscription_FetchRequest(&list, sub_.get(), &first);
-    if (s == NATS_OK) {
+    jsFetchRequest req;
+    jsFetchRequest_Init(&req);
+    req.Batch = options_.batch_max;
+    req.NoWait = true;
+    req.Expires = kFetchWaitMs * 1'000'000;
+    natsStatus s = natsSubscription_FetchRequest(&list, sub_.get(), &req);
+    if (list.Count > 0) {  // delivered: handled whatever the status says
       errors = 0;
       idle = 0;
-      natsMsgList rest{};
-      if (options_.batch_max > 1) {
-        jsFetchRequest more;
-        jsFetchRequest_Init(&more);
-        more.Batch = options_.batch_max - 1;
-        more.NoWait = true;
-        more.Expires = kFetchWaitMs * 1'000'000;
-        (void)natsSubscription_FetchRequest(&rest, sub_.get(), &more);  // none: fine
-      }
-      std::vector<natsMsg*> msgs(list.Msgs, list.Msgs + list.Count);
-      msgs.insert(msgs.end(), rest.Msgs, rest.Msgs + rest.Count);
-      Handle(msgs);
-      natsMsgList_Destroy(&rest);
+      Handle(std::vector<natsMsg*>(list.Msgs, list.Msgs + list.Count));
       natsMsgList_Destroy(&list);
       continue;
     }
