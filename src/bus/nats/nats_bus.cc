@@ -317,13 +317,18 @@ NatsBus::Held NatsBus::HeldEvents(const std::string& subject, uint64_t messages)
   Held out;
   uint64_t scanned = 0;
   uint64_t from = 1;
+  bool ended = false;  // the stream holds no further message on `subject`
   for (; scanned < messages && scanned < kLagScanMax; ++scanned) {
     jsDirectGetMsgOptions dg;
     jsDirectGetMsgOptions_Init(&dg);
     dg.Sequence = from;
     dg.NextBySubject = subject.c_str();
     natsMsg* m = nullptr;
-    if (js_DirectGetMsg(&m, js_.get(), options_.stream.c_str(), nullptr, &dg) != NATS_OK) break;
+    natsStatus s = js_DirectGetMsg(&m, js_.get(), options_.stream.c_str(), nullptr, &dg);
+    if (s != NATS_OK) {
+      ended = s == NATS_NOT_FOUND;  // acked meanwhile: nothing more to count
+      break;
+    }
     MsgPtr owner(m);
     const char* v = nullptr;
     uint64_t seq = natsMsg_GetSequence(m);
@@ -345,9 +350,9 @@ NatsBus::Held NatsBus::HeldEvents(const std::string& subject, uint64_t messages)
     }
     from = seq + 1;
   }
-  if (scanned < messages) {
-    // Not read (too many, or gone meanwhile): estimated at the average of
-    // those read, at least one event per message.
+  if (scanned < messages && !ended) {
+    // Not read (too many, or the server did not answer): estimated at the
+    // average of those read, at least one event per message.
     uint64_t rest = messages - scanned;
     out.events += scanned > 0 ? std::max(rest, rest * out.events / scanned) : rest;
   }
