@@ -19,8 +19,9 @@ namespace {
 using namespace apollo::bus::nats;  // NOLINT: this file is the NATS backend
 
 constexpr int64_t kPublishWaitMs = 5000;
-// Messages per partition whose event counts Lag() reads (one request each).
-constexpr uint64_t kLagScanMax = 200;
+// Messages per partition whose event counts Lag() reads (one request each,
+// under mu_, which publishers also take: kept small; the rest is estimated).
+constexpr uint64_t kLagScanMax = 32;
 
 // One publisher's JetStream context: async publishes of a batch, then a wait
 // for all their acks. Errors arrive on cnats' thread through ErrHandler.
@@ -344,7 +345,7 @@ NatsBus::Held NatsBus::HeldEvents(const std::string& subject, uint64_t messages)
       Duration age = clock_.Now() - FromUnixMicros(std::strtoll(v, nullptr, 10));
       out.oldest = age.count() > 0 ? age : Duration(0);
     }
-    if (seq == 0) {  // cannot step on: count the rest as one event each
+    if (seq == 0) {  // cannot step on: the rest is estimated below
       ++scanned;
       break;
     }

@@ -1,6 +1,7 @@
 #include "bus/nats/nats_consumer.h"
 
 #include <algorithm>
+#include <cstdlib>
 
 namespace apollo::bus::nats {
 namespace {
@@ -13,6 +14,13 @@ constexpr size_t kPartialMax = 10'000;
 
 uint64_t Trues(const std::vector<bool>& v) {
   return static_cast<uint64_t>(std::count(v.begin(), v.end(), true));
+}
+
+// Events a message says it carries (kEventsHeader; none: one).
+size_t EventsIn(natsMsg* m) {
+  const char* v = nullptr;
+  if (natsMsgHeader_Get(m, kEventsHeader, &v) != NATS_OK || !v) return 1;
+  return std::max<size_t>(1, std::strtoull(v, nullptr, 10));
 }
 }  // namespace
 
@@ -123,7 +131,21 @@ void PartitionConsumer::Run() {
     if (list.Count > 0) {  // delivered: handled whatever the status says
       errors = 0;
       idle = 0;
-      Handle(std::vector<natsMsg*>(list.Msgs, list.Msgs + list.Count));
+      // One store apply per at most batch_max events (a message is never
+      // split), in fetch order.
+      std::vector<natsMsg*> slice;
+      size_t events = 0;
+      for (int i = 0; i < list.Count; ++i) {
+        size_t n = EventsIn(list.Msgs[i]);
+        if (!slice.empty() && events + n > static_cast<size_t>(options_.batch_max)) {
+          Handle(slice);
+          slice.clear();
+          events = 0;
+        }
+        slice.push_back(list.Msgs[i]);
+        events += n;
+      }
+      Handle(slice);
       natsMsgList_Destroy(&list);
       continue;
     }

@@ -4,8 +4,9 @@
 // with delay -> tell the SettleTracker. Runs its own thread.
 //
 // A message carries several events (one publish call's events of this
-// partition). The events of every message of one fetch go to the store in one
-// apply; the applier decides per event. A message is acked once every one of
+// partition). The messages of one fetch go to the store in as few applies as
+// batch_max events allow (a message is never split), in order; the applier
+// decides per event. A message is acked once every one of
 // its events is committed or dead-lettered, and nak'd (redelivered with a
 // growing delay) while any is still to be retried; its committed events come
 // back as duplicates, which the store recognises. So a poison event holds
