@@ -15,8 +15,9 @@
 //    loses events (embedded: a crash; JetStream: its lazy fsync) loses nothing
 //    that was acknowledged.
 //  - Dedup: republishing an event (same event_id) is harmless: the store
-//    dedups by event_id, JetStream by Nats-Msg-Id, the embedded bus skips an
-//    event that is already in flight.
+//    dedups by event_id and the node's mark, JetStream a republished batch
+//    by Nats-Msg-Id (one message per publish call and partition), the
+//    embedded bus skips an event that is already in flight.
 //  - Redelivery: a batch whose store commit failed is delivered again (with a
 //    growing delay); a consumer that dies before its commit leaves the events
 //    to be redelivered (JetStream) or resent by the agent (embedded).

@@ -1,6 +1,8 @@
 #include "bus/nats/nats_bus.h"
 
+#include <algorithm>
 #include <atomic>
+#include <cstdlib>
 #include <mutex>
 #include <thread>
 #include <vector>
@@ -17,6 +19,9 @@ namespace {
 using namespace apollo::bus::nats;  // NOLINT: this file is the NATS backend
 
 constexpr int64_t kPublishWaitMs = 5000;
+// Messages per partition whose event counts Lag() reads (one request each,
+// under mu_, which publishers also take: kept small; the rest is estimated).
+constexpr uint64_t kLagScanMax = 32;
 
 // One publisher's JetStream context: async publishes of a batch, then a wait
 // for all their acks. Errors arrive on cnats' thread through ErrHandler.
@@ -72,8 +77,16 @@ class NatsBus final : public EventBus {
   void RecreateIfMissingLocked();
   Result<std::unique_ptr<PubCtx>> TakeCtx();
   void GiveCtx(std::unique_ptr<PubCtx> c);
-  Status PublishAll(PubCtx& c, const std::vector<Event>& events);
-  Duration OldestAge(const std::string& subject);
+  Status PublishAll(PubCtx& c, const std::string& node_id, const std::vector<Event>& events);
+  // Events in the messages the stream holds on `subject` (`messages` of
+  // them by the consumer's count), read from their kEventsHeader (at most
+  // kLagScanMax messages; the rest estimated from their average), and the
+  // age of the oldest.
+  struct Held {
+    uint64_t events = 0;
+    Duration oldest{0};
+  };
+  Held HeldEvents(const std::string& subject, uint64_t messages);
 
   const std::string url_;
   const BusOptions options_;
@@ -214,26 +227,38 @@ void NatsBus::GiveCtx(std::unique_ptr<PubCtx> c) {
   if (running_) idle_.push_back(std::move(c));
 }
 
-Status NatsBus::PublishAll(PubCtx& c, const std::vector<Event>& events) {
+Status NatsBus::PublishAll(PubCtx& c, const std::string& node_id,
+                           const std::vector<Event>& events) {
   const std::string now_us = std::to_string(ToUnixMicros(clock_.Now()));
   const int parts = static_cast<int>(published_.size());
+  // One message per partition the batch touches, its events in publish order
+  // (JetStream's per-message work, not the bytes, is what limits throughput).
+  std::vector<std::vector<const Event*>> groups(static_cast<size_t>(parts));
+  std::vector<int> order;  // partitions in order of first appearance
   for (const Event& e : events) {
     int p = PartitionOf(e.task_id, parts);
+    if (groups[static_cast<size_t>(p)].empty()) order.push_back(p);
+    groups[static_cast<size_t>(p)].push_back(&e);
+  }
+  for (int p : order) {
+    const std::vector<const Event*>& group = groups[static_cast<size_t>(p)];
     std::string subject = options_.subject_prefix + "." + std::to_string(p);
-    std::string data = EncodeRaw(e);
-    std::string id = e.event_id();
+    std::string data = EncodeGroup(group);
+    std::string id = GroupMsgId(node_id, p, group);
+    std::string count = std::to_string(group.size());
     natsMsg* m = nullptr;
     APOLLO_RETURN_IF_ERROR(FromNats(
         natsMsg_Create(&m, subject.c_str(), nullptr, data.data(), static_cast<int>(data.size())),
         "message"));
     natsMsgHeader_Set(m, kPublishedAtHeader, now_us.c_str());
+    natsMsgHeader_Set(m, kEventsHeader, count.c_str());
     jsPubOptions po;
     jsPubOptions_Init(&po);
     po.MsgId = id.c_str();
     natsStatus s = js_PublishMsgAsync(c.js.get(), &m, &po);  // takes m on success
     if (m) natsMsg_Destroy(m);
     APOLLO_RETURN_IF_ERROR(FromNats(s, "publish " + id));
-    published_[static_cast<size_t>(p)].fetch_add(1, std::memory_order_relaxed);
+    published_[static_cast<size_t>(p)].fetch_add(group.size(), std::memory_order_relaxed);
   }
   jsPubOptions wait;
   jsPubOptions_Init(&wait);
@@ -258,7 +283,7 @@ std::future<Result<PublishAck>> NatsBus::Publish(std::string node_id, std::vecto
   if (!ctx.ok()) return fail(ctx.status());
   // Registered before publishing: a commit can come back before we return.
   auto future = tracker_.Register(node_id, seqs, options_.commit_timeout);
-  Status s = PublishAll(**ctx, events);
+  Status s = PublishAll(**ctx, node_id, events);
   if (!s.ok()) {
     // The context may hold unacknowledged messages: do not reuse it. The
     // registered waiter expires unheard; the caller retries.
@@ -289,20 +314,50 @@ std::future<Result<PublishAck>> NatsBus::Publish(std::string node_id, std::vecto
   return future;
 }
 
-Duration NatsBus::OldestAge(const std::string& subject) {
-  jsDirectGetMsgOptions dg;
-  jsDirectGetMsgOptions_Init(&dg);
-  dg.Sequence = 1;
-  dg.NextBySubject = subject.c_str();
-  natsMsg* m = nullptr;
-  if (js_DirectGetMsg(&m, js_.get(), options_.stream.c_str(), nullptr, &dg) != NATS_OK) {
-    return Duration(0);
+NatsBus::Held NatsBus::HeldEvents(const std::string& subject, uint64_t messages) {
+  Held out;
+  uint64_t scanned = 0;
+  uint64_t from = 1;
+  bool ended = false;  // the stream holds no further message on `subject`
+  for (; scanned < messages && scanned < kLagScanMax; ++scanned) {
+    jsDirectGetMsgOptions dg;
+    jsDirectGetMsgOptions_Init(&dg);
+    dg.Sequence = from;
+    dg.NextBySubject = subject.c_str();
+    natsMsg* m = nullptr;
+    natsStatus s = js_DirectGetMsg(&m, js_.get(), options_.stream.c_str(), nullptr, &dg);
+    if (s != NATS_OK) {
+      ended = s == NATS_NOT_FOUND;  // acked meanwhile: nothing more to count
+      break;
+    }
+    MsgPtr owner(m);
+    const char* v = nullptr;
+    uint64_t seq = natsMsg_GetSequence(m);
+    if (natsMsgHeader_Get(m, "Nats-Sequence", &v) == NATS_OK && v) {
+      seq = std::strtoull(v, nullptr, 10);
+    }
+    uint64_t n = 1;  // a message without the header is one event
+    if (natsMsgHeader_Get(m, kEventsHeader, &v) == NATS_OK && v) {
+      n = std::max<uint64_t>(1, std::strtoull(v, nullptr, 10));
+    }
+    out.events += n;
+    if (scanned == 0 && natsMsgHeader_Get(m, kPublishedAtHeader, &v) == NATS_OK && v) {
+      Duration age = clock_.Now() - FromUnixMicros(std::strtoll(v, nullptr, 10));
+      out.oldest = age.count() > 0 ? age : Duration(0);
+    }
+    if (seq == 0) {  // cannot step on: the rest is estimated below
+      ++scanned;
+      break;
+    }
+    from = seq + 1;
   }
-  MsgPtr owner(m);
-  const char* at = nullptr;
-  if (natsMsgHeader_Get(m, kPublishedAtHeader, &at) != NATS_OK || !at) return Duration(0);
-  Duration age = clock_.Now() - FromUnixMicros(std::strtoll(at, nullptr, 10));
-  return age.count() > 0 ? age : Duration(0);
+  if (scanned < messages && !ended) {
+    // Not read (too many, or the server did not answer): estimated at the
+    // average of those read, at least one event per message.
+    uint64_t rest = messages - scanned;
+    out.events += scanned > 0 ? std::max(rest, rest * out.events / scanned) : rest;
+  }
+  return out;
 }
 
 Result<std::vector<PartitionLag>> NatsBus::Lag() {
@@ -313,10 +368,12 @@ Result<std::vector<PartitionLag>> NatsBus::Lag() {
     PartitionLag l;
     l.partition = p;
     l.published = published_[static_cast<size_t>(p)].load();
+    uint64_t applied_unacked = 0;
     if (p < static_cast<int>(consumers_.size())) {
       ConsumerStats st = consumers_[static_cast<size_t>(p)]->Stats();
       l.applied = st.applied;
       l.dead_lettered = st.dead;
+      applied_unacked = st.applied_unacked;
     }
     std::string durable = "apollo-p" + std::to_string(p);
     jsConsumerInfo* ci = nullptr;
@@ -324,14 +381,24 @@ Result<std::vector<PartitionLag>> NatsBus::Lag() {
     natsStatus s = js_GetConsumerInfo(&ci, js_.get(), options_.stream.c_str(), durable.c_str(),
                                       nullptr, &jerr);
     if (s == NATS_OK && ci) {
-      l.pending = ci->NumPending + static_cast<uint64_t>(ci->NumAckPending);
+      // The server counts messages; a message holds several events. Work
+      // queue: the messages still in the stream are the unacked ones.
+      uint64_t messages = ci->NumPending + static_cast<uint64_t>(ci->NumAckPending);
       jsConsumerInfo_Destroy(ci);
+      if (messages > 0) {
+        Held h = HeldEvents(options_.subject_prefix + "." + std::to_string(p), messages);
+        l.pending = h.events > applied_unacked ? h.events - applied_unacked : 0;
+        l.oldest_unapplied_age = l.pending > 0 ? h.oldest : Duration(0);
+      }
     } else if (jerr != JSConsumerNotFoundErr) {
       return FromNats(s, "consumer info " + durable, jerr);
     } else {
       l.pending = l.published > l.applied ? l.published - l.applied : 0;
+      if (l.pending > 0) {
+        l.oldest_unapplied_age =
+            HeldEvents(options_.subject_prefix + "." + std::to_string(p), 1).oldest;
+      }
     }
-    if (l.pending > 0) l.oldest_unapplied_age = OldestAge(options_.subject_prefix + "." + std::to_string(p));
     out.push_back(l);
   }
   return out;

@@ -3,11 +3,15 @@
 // The NATS JetStream bus (bus: nats://host:port).
 //
 //  - One stream (file storage, work-queue retention, 2 min duplicate window)
-//    with subjects "<prefix>.<partition>"; each event is one message, its
-//    Nats-Msg-Id the event_id, so a republished event is stored once.
+//    with subjects "<prefix>.<partition>". A publish call sends one message
+//    per partition it touches, carrying that partition's events in order
+//    (nats_util.h: EncodeGroup); its Nats-Msg-Id names the group (GroupMsgId),
+//    so a republished batch is stored once, and a resend grouped differently
+//    is caught by the store's own dedup.
 //  - One durable pull consumer per partition ("apollo-p<N>"), explicit acks,
-//    acked only after the store committed the event (or parked it). Delivery
-//    counts come from JetStream (NumDelivered) and feed the dead-letter path;
+//    a message acked only after the store committed each of its events (or
+//    parked it); see nats_consumer.h. Delivery counts come from JetStream
+//    (NumDelivered, per message) and feed the dead-letter path;
 //    the server's own max_deliver is left unlimited so that a consumer dying
 //    on the last try cannot strand an event.
 //  - JetStream fsyncs lazily: a stored message can vanish on power loss. That

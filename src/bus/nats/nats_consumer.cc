@@ -1,6 +1,7 @@
 #include "bus/nats/nats_consumer.h"
 
 #include <algorithm>
+#include <cstdlib>
 
 namespace apollo::bus::nats {
 namespace {
@@ -8,6 +9,19 @@ constexpr int64_t kFetchWaitMs = 100;
 constexpr int64_t kNanosPerMicro = 1000;
 // Idle fetches (kFetchWaitMs each) between checks that the consumer exists.
 constexpr int kIdleFetchesPerCheck = 20;
+// Nak'd messages whose counted events are remembered (see partial_).
+constexpr size_t kPartialMax = 10'000;
+
+uint64_t Trues(const std::vector<bool>& v) {
+  return static_cast<uint64_t>(std::count(v.begin(), v.end(), true));
+}
+
+// Events a message says it carries (kEventsHeader; none: one).
+size_t EventsIn(natsMsg* m) {
+  const char* v = nullptr;
+  if (natsMsgHeader_Get(m, kEventsHeader, &v) != NATS_OK || !v) return 1;
+  return std::max<size_t>(1, std::strtoull(v, nullptr, 10));
+}
 }  // namespace
 
 PartitionConsumer::PartitionConsumer(int partition, const BusOptions& options,
@@ -101,32 +115,37 @@ void PartitionConsumer::Run() {
       std::this_thread::sleep_for(std::chrono::milliseconds(100));
       continue;
     }
-    // Long-poll for ONE message, then take whatever else is there without
-    // waiting. (A Fetch of batch_max waits until the batch is full or the
-    // wait expires: a publisher waiting for its commit would wait up to
-    // kFetchWaitMs per batch.)
+    // One request: NoWait with an expiry returns at once with up to
+    // batch_max messages when some are waiting, and otherwise waits (up to
+    // the expiry) for the first and returns with it. (Without NoWait a Fetch
+    // waits until the batch is full or the expiry; the former long-poll for
+    // one message plus a second request for the rest cost a round trip to
+    // the server per batch.)
     natsMsgList list{};
-    jsFetchRequest first;
-    jsFetchRequest_Init(&first);
-    first.Batch = 1;
-    first.Expires = kFetchWaitMs * 1'000'000;
-    natsStatus s = natsSubscription_FetchRequest(&list, sub_.get(), &first);
-    if (s == NATS_OK) {
+    jsFetchRequest req;
+    jsFetchRequest_Init(&req);
+    req.Batch = options_.batch_max;
+    req.NoWait = true;
+    req.Expires = kFetchWaitMs * 1'000'000;
+    natsStatus s = natsSubscription_FetchRequest(&list, sub_.get(), &req);
+    if (list.Count > 0) {  // delivered: handled whatever the status says
       errors = 0;
       idle = 0;
-      natsMsgList rest{};
-      if (options_.batch_max > 1) {
-        jsFetchRequest more;
-        jsFetchRequest_Init(&more);
-        more.Batch = options_.batch_max - 1;
-        more.NoWait = true;
-        more.Expires = kFetchWaitMs * 1'000'000;
-        (void)natsSubscription_FetchRequest(&rest, sub_.get(), &more);  // none: fine
+      // One store apply per at most batch_max events (a message is never
+      // split), in fetch order.
+      std::vector<natsMsg*> slice;
+      size_t events = 0;
+      for (int i = 0; i < list.Count; ++i) {
+        size_t n = EventsIn(list.Msgs[i]);
+        if (!slice.empty() && events + n > static_cast<size_t>(options_.batch_max)) {
+          Handle(slice);
+          slice.clear();
+          events = 0;
+        }
+        slice.push_back(list.Msgs[i]);
+        events += n;
       }
-      std::vector<natsMsg*> msgs(list.Msgs, list.Msgs + list.Count);
-      msgs.insert(msgs.end(), rest.Msgs, rest.Msgs + rest.Count);
-      Handle(msgs);
-      natsMsgList_Destroy(&rest);
+      Handle(slice);
       natsMsgList_Destroy(&list);
       continue;
     }
@@ -152,46 +171,80 @@ void PartitionConsumer::Run() {
 }
 
 void PartitionConsumer::Handle(const std::vector<natsMsg*>& fetched) {
+  struct Held {
+    natsMsg* msg;
+    size_t first;  // index of its first event in `batch`
+    size_t count;
+    uint64_t stream_seq;
+    int delivered;
+  };
   std::vector<Delivery> batch;
-  std::vector<natsMsg*> msgs;
+  std::vector<Held> held;
   for (natsMsg* m : fetched) {
     jsMsgMetaData* meta = nullptr;
     int delivered = 1;
+    uint64_t stream_seq = 0;
     if (natsMsg_GetMetaData(&meta, m) == NATS_OK) {
       delivered = static_cast<int>(meta->NumDelivered);
+      stream_seq = meta->Sequence.Stream;
       jsMsgMetaData_Destroy(meta);
     }
-    Result<Event> e = DecodeRaw(std::string_view(natsMsg_GetData(m), natsMsg_GetDataLength(m)));
-    if (!e.ok()) {
+    const char* count = nullptr;
+    bool grouped = natsMsgHeader_Get(m, kEventsHeader, &count) == NATS_OK;
+    Result<std::vector<Event>> events = DecodeMessage(
+        std::string_view(natsMsg_GetData(m), natsMsg_GetDataLength(m)), grouped);
+    if (!events.ok() || events->empty()) {
       // Not one of ours: nothing to apply and nobody to tell. Terminate it.
       natsMsg_Term(m, nullptr);
       continue;
     }
-    batch.push_back(Delivery{std::move(*e), delivered});
-    msgs.push_back(m);
+    held.push_back(Held{m, batch.size(), events->size(), stream_seq, delivered});
+    for (Event& e : *events) batch.push_back(Delivery{std::move(e), delivered});
   }
   if (batch.empty()) return;
   std::vector<Settled> settled = applier_.Apply(batch);
-  ConsumerStats delta;
-  for (size_t i = 0; i < batch.size(); ++i) {
-    if (settled[i].disposition == Disposition::kRetry) {
-      int shift = std::min(batch[i].deliveries - 1, 10);
-      int64_t delay_ns = options_.redeliver_delay.count() * kNanosPerMicro * (1LL << shift);
-      natsMsg_NakWithDelay(msgs[i], delay_ns / 1'000'000, nullptr);  // ms
-      continue;
-    }
-    // Committed or parked: acknowledge. A lost ack means a redelivery, which
-    // the store dedups (or the book recognises as parked).
-    natsMsg_Ack(msgs[i], nullptr);
-    ++delta.applied;
-    if (settled[i].disposition == Disposition::kDeadLettered) ++delta.dead;
-  }
   {
     // Counted before the publishers hear of it, so Lag() after a completed
     // Publish includes it.
     std::lock_guard<std::mutex> lock(mu_);
-    stats_.applied += delta.applied;
-    stats_.dead += delta.dead;
+    for (const Held& h : held) {
+      std::vector<bool> counted;  // events of h already in stats_.applied
+      if (auto it = partial_.find(h.stream_seq); it != partial_.end()) {
+        counted = std::move(it->second);
+        stats_.applied_unacked -= Trues(counted);
+        partial_.erase(it);
+      }
+      counted.resize(h.count, false);
+      bool retry = false;
+      for (size_t k = 0; k < h.count; ++k) {
+        const Settled& s = settled[h.first + k];
+        if (s.disposition == Disposition::kRetry) {
+          retry = true;
+        } else if (!counted[k]) {
+          counted[k] = true;
+          ++stats_.applied;
+          if (s.disposition == Disposition::kDeadLettered) ++stats_.dead;
+        }
+      }
+      if (retry) {
+        stats_.applied_unacked += Trues(counted);
+        partial_[h.stream_seq] = std::move(counted);
+        int shift = std::min(h.delivered - 1, 10);
+        int64_t delay_ns = options_.redeliver_delay.count() * kNanosPerMicro * (1LL << shift);
+        natsMsg_NakWithDelay(h.msg, delay_ns / 1'000'000, nullptr);  // ms
+        continue;
+      }
+      // Every event committed or parked: acknowledge. A lost ack means a
+      // redelivery, which the store dedups (or the book recognises as parked).
+      natsMsg_Ack(h.msg, nullptr);
+    }
+    // A nak'd message that never comes back (its stream was deleted) must
+    // not pin memory: forget the oldest beyond a bound (lag may then count
+    // its events twice until the process restarts).
+    while (partial_.size() > kPartialMax) {
+      stats_.applied_unacked -= Trues(partial_.begin()->second);
+      partial_.erase(partial_.begin());
+    }
   }
   for (size_t i = 0; i < batch.size(); ++i) {
     const Event& e = batch[i].event;

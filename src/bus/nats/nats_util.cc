@@ -1,8 +1,39 @@
 #include "bus/nats/nats_util.h"
 
+#include <cstdio>
+
+#include "apollo/v1/agent.pb.h"
 #include "apollo/v1/event.pb.h"
 
 namespace apollo::bus::nats {
+namespace {
+
+void ToProto(const Event& e, apollo::v1::Event& pb) {
+  pb.set_event_id(e.event_id());
+  pb.set_task_id(e.task_id);
+  pb.set_node_id(e.node_id);
+  pb.set_event_type(static_cast<apollo::v1::EventType>(e.type));
+  pb.set_timestamp_us(
+      std::chrono::duration_cast<std::chrono::microseconds>(e.timestamp.time_since_epoch())
+          .count());
+  pb.set_payload(e.payload);
+  pb.set_sequence_number(e.sequence_number);
+  pb.set_attempt(e.attempt);
+}
+
+Event FromProto(const apollo::v1::Event& pb) {
+  Event e;
+  e.task_id = pb.task_id();
+  e.node_id = pb.node_id();
+  e.sequence_number = pb.sequence_number();
+  e.attempt = pb.attempt();
+  e.type = static_cast<EventType>(pb.event_type());
+  e.timestamp = TimePoint(std::chrono::microseconds(pb.timestamp_us()));
+  e.payload = pb.payload();
+  return e;
+}
+
+}  // namespace
 
 Status FromNats(natsStatus s, std::string_view what, jsErrCode js) {
   if (s == NATS_OK) return Status::Ok();
@@ -36,16 +67,7 @@ Status FromNats(natsStatus s, std::string_view what, jsErrCode js) {
 
 std::string EncodeRaw(const Event& e) {
   apollo::v1::Event pb;
-  pb.set_event_id(e.event_id());
-  pb.set_task_id(e.task_id);
-  pb.set_node_id(e.node_id);
-  pb.set_event_type(static_cast<apollo::v1::EventType>(e.type));
-  pb.set_timestamp_us(
-      std::chrono::duration_cast<std::chrono::microseconds>(e.timestamp.time_since_epoch())
-          .count());
-  pb.set_payload(e.payload);
-  pb.set_sequence_number(e.sequence_number);
-  pb.set_attempt(e.attempt);
+  ToProto(e, pb);
   return pb.SerializeAsString();
 }
 
@@ -54,15 +76,51 @@ Result<Event> DecodeRaw(std::string_view bytes) {
   if (!pb.ParseFromArray(bytes.data(), static_cast<int>(bytes.size()))) {
     return Status::DataLoss("not an apollo.v1.Event");
   }
-  Event e;
-  e.task_id = pb.task_id();
-  e.node_id = pb.node_id();
-  e.sequence_number = pb.sequence_number();
-  e.attempt = pb.attempt();
-  e.type = static_cast<EventType>(pb.event_type());
-  e.timestamp = TimePoint(std::chrono::microseconds(pb.timestamp_us()));
-  e.payload = pb.payload();
-  return e;
+  return FromProto(pb);
+}
+
+std::string EncodeGroup(const std::vector<const Event*>& events) {
+  apollo::v1::EventBatch pb;
+  for (const Event* e : events) ToProto(*e, *pb.add_events());
+  return pb.SerializeAsString();
+}
+
+Result<std::vector<Event>> DecodeMessage(std::string_view bytes, bool grouped) {
+  std::vector<Event> out;
+  if (!grouped) {
+    Result<Event> e = DecodeRaw(bytes);
+    if (!e.ok()) return e.status();
+    out.push_back(std::move(*e));
+    return out;
+  }
+  apollo::v1::EventBatch pb;
+  if (!pb.ParseFromArray(bytes.data(), static_cast<int>(bytes.size()))) {
+    return Status::DataLoss("not an apollo.v1.EventBatch");
+  }
+  out.reserve(static_cast<size_t>(pb.events_size()));
+  for (const apollo::v1::Event& e : pb.events()) out.push_back(FromProto(e));
+  return out;
+}
+
+std::string GroupMsgId(const std::string& node_id, int partition,
+                       const std::vector<const Event*>& events) {
+  // FNV-1a 64 over the event ids, each followed by a separator.
+  uint64_t h = 1469598103934665603ULL;
+  auto mix = [&h](std::string_view s) {
+    for (unsigned char c : s) {
+      h ^= c;
+      h *= 1099511628211ULL;
+    }
+    h ^= 0xff;
+    h *= 1099511628211ULL;
+  };
+  for (const Event* e : events) mix(e->event_id());
+  char hash[17];
+  std::snprintf(hash, sizeof hash, "%016llx", static_cast<unsigned long long>(h));
+  uint64_t first = events.empty() ? 0 : events.front()->sequence_number;
+  uint64_t last = events.empty() ? 0 : events.back()->sequence_number;
+  return node_id + ":" + std::to_string(first) + "-" + std::to_string(last) + ":p" +
+         std::to_string(partition) + ":" + std::to_string(events.size()) + ":" + hash;
 }
 
 }  // namespace apollo::bus::nats
