@@ -141,9 +141,9 @@ Result<bool> TaskDirectory::Exists(const std::string& task_id, const std::string
   return Known(key);
 }
 
-Result<std::string> BatchApplier::Check(const Event& e) {
+Result<std::string> CheckEvent(TaskDirectory& tasks, const Event& e) {
   if (Status v = ValidateEvent(e); !v.ok()) return "malformed: " + v.message();
-  Result<bool> known = tasks_.Exists(e.task_id, e.node_id);
+  Result<bool> known = tasks.Exists(e.task_id, e.node_id);
   if (!known.ok()) return known.status();
   if (!*known) return "unknown task " + e.task_id + " on node " + e.node_id;
   return std::string();
@@ -161,7 +161,7 @@ std::vector<Settled> BatchApplier::Apply(const std::vector<Delivery>& batch) {
   std::vector<size_t> healthy;
   healthy.reserve(batch.size());
   for (size_t i = 0; i < batch.size(); ++i) {
-    Result<std::string> why = Check(batch[i].event);
+    Result<std::string> why = CheckEvent(tasks_, batch[i].event);
     if (!why.ok()) {
       out[i] = Poison(batch[i], "store error: " + why.status().message());
     } else if (!why->empty()) {

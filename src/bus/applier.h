@@ -82,6 +82,12 @@ class TaskDirectory {
   std::unordered_map<std::string, std::chrono::steady_clock::time_point> loaded_;  // mu_
 };
 
+// The poison check every consumer runs before the store sees an event:
+// ValidateEvent and that its (task, node) exists. Empty: fine. Otherwise why
+// the event is poison. A store error (the lookup failed) is an error: retry.
+// Shared by BatchApplier and the embedded bus's direct path.
+Result<std::string> CheckEvent(TaskDirectory& tasks, const Event& e);
+
 struct Delivery {
   Event event;
   int deliveries = 1;  // this delivery's number, 1-based
@@ -106,8 +112,6 @@ class BatchApplier {
   std::vector<Settled> Apply(const std::vector<Delivery>& batch);
 
  private:
-  // Empty: fine. Otherwise why the event is poison. Store errors -> retry.
-  Result<std::string> Check(const Event& e);
   Settled Poison(const Delivery& d, const std::string& reason);
   void ApplyHealthy(const std::vector<Delivery>& batch, const std::vector<size_t>& idx,
                     std::vector<Settled>& out);

@@ -22,12 +22,17 @@ struct Item {
   SteadyTime not_before{};
 };
 
-// One partition: a FIFO of events. Its worker applies them in order.
+// One partition: a FIFO of events (the partition path). Its worker applies
+// them in order. Events on the direct path (see Publish) are counted here too.
 struct Partition {
   std::mutex mu;
   std::deque<Item> queue;                    // guarded by mu
-  std::unordered_set<std::string> inflight;  // event ids queued or applying; mu
+  std::unordered_set<std::string> inflight;  // event ids queued, applying or direct; mu
   std::optional<TimePoint> applying_since;   // oldest of the batch applying; mu
+  size_t applying = 0;                       // partition-path events applying; mu
+  // Enqueue times of this partition's events in direct ops not yet
+  // completed, oldest first (direct ops complete in submission order). mu
+  std::deque<TimePoint> direct;
   uint64_t published = 0;                    // guarded by mu
   uint64_t applied = 0;                      // guarded by mu
   uint64_t dead = 0;                         // guarded by mu
@@ -50,6 +55,13 @@ struct Worker {
 };
 
 constexpr int kMaxWorkers = 4;
+
+// One direct store op: a publish's healthy events of clean partitions.
+struct DirectOp {
+  std::future<Result<store::ApplyResult>> result;
+  std::vector<Item> items;      // submission order
+  std::vector<size_t> parts;    // partition of each item
+};
 
 class EmbeddedBus final : public EventBus {
  public:
@@ -84,6 +96,9 @@ class EmbeddedBus final : public EventBus {
   std::vector<Item> TakeReady(Partition& p, SteadyTime now);
   void Signal(size_t partition);
   void Settle(Partition& p, std::vector<Item>& batch, const std::vector<Settled>& settled);
+  // The direct path's completion thread: waits for the ops in FIFO order.
+  void Complete();
+  void SettleDirect(DirectOp& op);
 
   const BusOptions options_;
   store::StateStore& store_;
@@ -93,9 +108,16 @@ class EmbeddedBus final : public EventBus {
   SettleTracker tracker_;
   std::vector<std::unique_ptr<Partition>> parts_;
   std::vector<std::unique_ptr<Worker>> workers_;
+  // Held by Publish while it routes events and submits its direct op, so
+  // direct ops reach the store (and done_) in the order of these decisions.
   std::mutex run_mu_;
   bool running_ = false;              // guarded by run_mu_
   std::atomic<bool> stop_{false};
+  std::mutex done_mu_;
+  std::condition_variable done_cv_;
+  std::deque<DirectOp> done_;         // guarded by done_mu_: ops to wait for
+  bool done_stop_ = false;            // guarded by done_mu_
+  std::thread completer_;
 };
 
 Status EmbeddedBus::Start() {
@@ -105,6 +127,11 @@ Status EmbeddedBus::Start() {
   stop_ = false;
   if (options_.consume) {
     for (auto& w : workers_) w->thread = std::thread([this, &w] { Consume(*w); });
+    {
+      std::lock_guard<std::mutex> done_lock(done_mu_);
+      done_stop_ = false;
+    }
+    completer_ = std::thread([this] { Complete(); });
   }
   running_ = true;
   return Status::Ok();
@@ -117,6 +144,14 @@ void EmbeddedBus::Stop() {
     running_ = false;
     stop_ = true;
   }
+  // The completer first: it drains the direct ops already submitted (the
+  // store finishes them); retries it queues are dropped below with the rest.
+  {
+    std::lock_guard<std::mutex> lock(done_mu_);
+    done_stop_ = true;
+  }
+  done_cv_.notify_all();
+  if (completer_.joinable()) completer_.join();
   for (auto& w : workers_) {
     { std::lock_guard<std::mutex> lock(w->mu); }
     w->cv.notify_all();
@@ -126,6 +161,9 @@ void EmbeddedBus::Stop() {
     std::lock_guard<std::mutex> lock(p->mu);
     p->queue.clear();
     p->inflight.clear();
+    p->direct.clear();
+    p->applying = 0;
+    p->applying_since.reset();
   }
   tracker_.FailAll(Status::Unavailable("event bus stopped"));
 }
@@ -140,28 +178,126 @@ std::future<Result<PublishAck>> EmbeddedBus::Publish(std::string node_id,
   for (const Event& e : events) {
     if (e.node_id != node_id) return fail(Status::InvalidArgument("event of another node"));
   }
-  {
-    std::lock_guard<std::mutex> lock(run_mu_);
-    if (!running_) return fail(Status::Unavailable("event bus not running"));
+  // The poison check, outside any lock (it may read the store): only events
+  // that pass it may take the direct path. Without consumers (consume =
+  // false) nothing is applied here either.
+  std::vector<bool> healthy(events.size(), false);
+  if (options_.consume) {
+    for (size_t i = 0; i < events.size(); ++i) {
+      Result<std::string> why = CheckEvent(tasks_, events[i]);
+      healthy[i] = why.ok() && why->empty();
+    }
   }
+  std::lock_guard<std::mutex> run_lock(run_mu_);
+  if (!running_) return fail(Status::Unavailable("event bus not running"));
   std::vector<uint64_t> seqs;
   for (const Event& e : events) seqs.push_back(e.sequence_number);
   auto future = tracker_.Register(node_id, seqs, options_.commit_timeout);
   TimePoint now = clock_.Now();
+  // Route per partition. A partition with nothing on the partition path
+  // (queued, retrying, applying) sends its healthy events straight to the
+  // store, all of them in this publish's ONE op (the store's group commit
+  // merges concurrent publishes as for any caller); its suspect events, and
+  // every event of a partition with something pending, take the partition
+  // path. Routing and submission happen under run_mu_, so direct ops reach
+  // the store in the order of these decisions, and the store applies ops in
+  // submission order. The resulting ordering guarantee (and its two
+  // exceptions) is in src/bus/README.md "Embedded: the direct path".
+  std::vector<int> route(parts_.size(), -1);  // -1 undecided, 0 partition path, 1 direct
   std::vector<bool> touched(workers_.size());
-  for (Event& e : events) {
+  DirectOp op;
+  std::vector<Event> direct_events;
+  for (size_t i = 0; i < events.size(); ++i) {
+    Event& e = events[i];
     size_t index = static_cast<size_t>(PartitionOf(e.task_id, static_cast<int>(parts_.size())));
     Partition& p = *parts_[index];
     std::lock_guard<std::mutex> lock(p.mu);
+    if (route[index] < 0) route[index] = (p.queue.empty() && p.applying == 0) ? 1 : 0;
     if (!p.inflight.insert(e.event_id()).second) continue;  // already on its way
-    p.queue.push_back(Item{Delivery{std::move(e), 1}, now, SteadyTime{}});
     ++p.published;
+    if (route[index] == 1 && healthy[i]) {
+      p.direct.push_back(now);
+      direct_events.push_back(e);
+      op.items.push_back(Item{Delivery{std::move(e), 1}, now, SteadyTime{}});
+      op.parts.push_back(index);
+      continue;
+    }
+    p.queue.push_back(Item{Delivery{std::move(e), 1}, now, SteadyTime{}});
     touched[index % workers_.size()] = true;
+  }
+  if (!direct_events.empty()) {
+    op.result = store_.ApplyAsync(std::move(direct_events));
+    {
+      std::lock_guard<std::mutex> lock(done_mu_);
+      done_.push_back(std::move(op));
+    }
+    done_cv_.notify_one();
   }
   for (size_t w = 0; w < workers_.size(); ++w) {
     if (touched[w]) Signal(w);
   }
   return future;
+}
+
+void EmbeddedBus::Complete() {
+  for (;;) {
+    DirectOp op;
+    {
+      std::unique_lock<std::mutex> lock(done_mu_);
+      done_cv_.wait(lock, [&] { return done_stop_ || !done_.empty(); });
+      if (done_.empty()) return;  // stopping, and every submitted op settled
+      op = std::move(done_.front());
+      done_.pop_front();
+    }
+    SettleDirect(op);
+  }
+}
+
+void EmbeddedBus::SettleDirect(DirectOp& op) {
+  Result<store::ApplyResult> r = op.result.get();
+  if (!r.ok()) {
+    // A failed op: its events enter the partition path as second deliveries,
+    // ready at once, in their order, ahead of what their partitions queued
+    // since (published later), so the worker takes them first. A further
+    // failure there gets the usual doubling delay and, at max_deliver, the
+    // dead-letter path.
+    std::vector<std::vector<Item>> retry(parts_.size());
+    for (size_t k = 0; k < op.items.size(); ++k) {
+      Item& it = op.items[k];
+      it.delivery.deliveries = 2;
+      it.not_before = SteadyTime{};
+      retry[op.parts[k]].push_back(std::move(it));
+    }
+    std::vector<bool> touched(workers_.size());
+    for (size_t index = 0; index < parts_.size(); ++index) {
+      if (retry[index].empty()) continue;
+      Partition& p = *parts_[index];
+      std::lock_guard<std::mutex> lock(p.mu);
+      for (size_t k = 0; k < retry[index].size() && !p.direct.empty(); ++k) p.direct.pop_front();
+      for (auto it = retry[index].rbegin(); it != retry[index].rend(); ++it) {
+        p.queue.push_front(std::move(*it));
+      }
+      touched[index % workers_.size()] = true;
+    }
+    for (size_t w = 0; w < workers_.size(); ++w) {
+      if (touched[w]) Signal(w);
+    }
+    return;
+  }
+  for (size_t k = 0; k < op.items.size(); ++k) {
+    Partition& p = *parts_[op.parts[k]];
+    std::lock_guard<std::mutex> lock(p.mu);
+    p.inflight.erase(op.items[k].delivery.event.event_id());
+    if (!p.direct.empty()) p.direct.pop_front();
+    ++p.applied;
+  }
+  for (size_t k = 0; k < op.items.size(); ++k) {
+    const Event& e = op.items[k].delivery.event;
+    auto it = r->acked_seq.find(e.node_id);
+    tracker_.Committed(e.node_id, e.sequence_number, it == r->acked_seq.end() ? 0 : it->second,
+                       k < r->outcomes.size() ? r->outcomes[k].outcome
+                                              : store::Outcome::kApplied);
+  }
 }
 
 void EmbeddedBus::Signal(size_t worker) {
@@ -205,6 +341,7 @@ void EmbeddedBus::Consume(Worker& w) {
       Partition& p = *w.parts[i];
       std::lock_guard<std::mutex> lock(p.mu);
       slices[i] = TakeReady(p, now);
+      p.applying = slices[i].size();
       if (!slices[i].empty()) p.applying_since = slices[i].front().enqueued_at;
       for (const Item& it : slices[i]) deliveries.push_back(it.delivery);
     }
@@ -245,6 +382,7 @@ void EmbeddedBus::Settle(Partition& p, std::vector<Item>& batch,
     // Retries go back to the front, in their order: the oldest stay first.
     for (auto it = retry.rbegin(); it != retry.rend(); ++it) p.queue.push_front(std::move(*it));
     p.applying_since.reset();
+    p.applying = 0;
   }
   for (size_t i = 0; i < batch.size(); ++i) {
     if (settled[i].disposition == Disposition::kRetry) continue;
@@ -271,6 +409,7 @@ Result<std::vector<PartitionLag>> EmbeddedBus::Lag() {
     l.pending = p.published - p.applied;
     l.dead_lettered = p.dead;
     std::optional<TimePoint> oldest = p.applying_since;
+    if (!p.direct.empty() && (!oldest || p.direct.front() < *oldest)) oldest = p.direct.front();
     for (const Item& it : p.queue) {
       if (!oldest || it.enqueued_at < *oldest) oldest = it.enqueued_at;
     }

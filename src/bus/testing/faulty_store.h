@@ -1,0 +1,146 @@
+#pragma once
+
+// FaultyStore: a real StateStore with faults on its write path, for bus tests
+// that need a store commit to fail or to stay in flight. Everything else is
+// passed through unchanged.
+//  - fail_next_applies(n): the next n ApplyAsync calls fail (kUnavailable)
+//    without reaching the store, as a commit that rolled back.
+//  - hold_applies(): ApplyAsync results are withheld (the inner store has
+//    committed them) until release_applies(); the futures are deferred, so
+//    the waiter's get() blocks until then.
+// Counts every ApplyAsync call and its size.
+//
+// Thread-safety: thread-safe.
+
+#include <atomic>
+#include <future>
+#include <memory>
+#include <mutex>
+#include <vector>
+
+#include "store/state_store.h"
+
+namespace apollo::bus::testing {
+
+class FaultyStore final : public store::StateStore {
+ public:
+  explicit FaultyStore(store::StateStore& inner) : inner_(inner) { release_applies(); }
+
+  void fail_next_applies(int n) { fail_ = n; }
+  void hold_applies() {
+    std::lock_guard<std::mutex> lock(mu_);
+    gate_ = std::make_shared<std::promise<void>>();
+    gate_future_ = gate_->get_future().share();
+  }
+  void release_applies() {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (gate_) gate_->set_value();
+    gate_.reset();
+    if (!gate_future_.valid()) {
+      std::promise<void> open;
+      open.set_value();
+      gate_future_ = open.get_future().share();
+    }
+  }
+  // Sizes of the ApplyAsync calls so far, in call order.
+  std::vector<size_t> applies() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return sizes_;
+  }
+  int failed() const { return failed_; }
+
+  std::future<Result<store::ApplyResult>> ApplyAsync(std::vector<Event> events) override {
+    std::shared_future<void> gate;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      sizes_.push_back(events.size());
+      gate = gate_future_;
+    }
+    if (fail_.fetch_sub(1) > 0) {
+      ++failed_;
+      std::promise<Result<store::ApplyResult>> p;
+      p.set_value(Status::Unavailable("injected store failure"));
+      return p.get_future();
+    }
+    fail_ = 0;
+    auto inner = std::make_shared<std::future<Result<store::ApplyResult>>>(
+        inner_.ApplyAsync(std::move(events)));
+    return std::async(std::launch::deferred, [inner, gate] {
+      gate.wait();
+      return inner->get();
+    });
+  }
+
+  Result<std::vector<store::CreatedTask>> CreateTasks(
+      std::span<const store::NewTask> tasks) override {
+    return inner_.CreateTasks(tasks);
+  }
+  Result<std::vector<store::EventOutcome>> Transition(
+      std::span<const store::TransitionRequest> requests) override {
+    return inner_.Transition(requests);
+  }
+  Result<store::TaskRow> GetTask(std::string_view task_id) override {
+    return inner_.GetTask(task_id);
+  }
+  Result<store::TaskPage> ListTasks(const store::TaskQuery& query) override {
+    return inner_.ListTasks(query);
+  }
+  Result<std::vector<store::NodeRow>> ListNodeTasks(std::string_view node_id,
+                                                    int limit) override {
+    return inner_.ListNodeTasks(node_id, limit);
+  }
+  Result<std::vector<store::HistoryRow>> GetHistory(std::string_view task_id) override {
+    return inner_.GetHistory(task_id);
+  }
+  Result<std::vector<store::DueItem>> DueWork(TimePoint now, int limit) override {
+    return inner_.DueWork(now, limit);
+  }
+  Result<uint64_t> HighestStoredSeq(std::string_view node_id) override {
+    return inner_.HighestStoredSeq(node_id);
+  }
+  Result<int64_t> QueueDepth() override { return inner_.QueueDepth(); }
+  Result<std::string> GetPayload(int64_t ref) override { return inner_.GetPayload(ref); }
+  Status UpsertNode(const store::NodeInfo& node) override { return inner_.UpsertNode(node); }
+  Status RecordHeartbeat(std::string_view node_id, TimePoint at,
+                         std::string_view mode) override {
+    return inner_.RecordHeartbeat(node_id, at, mode);
+  }
+  Result<int> RecordHeartbeats(std::span<const store::NodeHeartbeat> beats) override {
+    return inner_.RecordHeartbeats(beats);
+  }
+  Result<std::vector<store::NodeInfo>> ListNodes() override { return inner_.ListNodes(); }
+  Result<std::vector<std::string>> ResolveSelector(const TargetSelector& sel) override {
+    return inner_.ResolveSelector(sel);
+  }
+  Result<std::vector<store::AlertRow>> ListAlerts(int64_t after_id, int limit) override {
+    return inner_.ListAlerts(after_id, limit);
+  }
+  Result<int64_t> AddAlert(const store::AlertRow& alert) override {
+    return inner_.AddAlert(alert);
+  }
+  Result<int64_t> AddDeadLetter(const store::DeadLetter& letter) override {
+    return inner_.AddDeadLetter(letter);
+  }
+  Result<std::vector<store::DeadLetter>> ListDeadLetters(int64_t after_id, int limit) override {
+    return inner_.ListDeadLetters(after_id, limit);
+  }
+  Result<store::DeadLetter> GetDeadLetter(int64_t id) override {
+    return inner_.GetDeadLetter(id);
+  }
+  Status DropDeadLetter(int64_t id) override { return inner_.DropDeadLetter(id); }
+  Result<store::PurgeStats> Purge(const store::RetentionPolicy& policy) override {
+    return inner_.Purge(policy);
+  }
+  store::StoreStats Stats() const override { return inner_.Stats(); }
+
+ private:
+  store::StateStore& inner_;
+  std::atomic<int> fail_{0};
+  std::atomic<int> failed_{0};
+  mutable std::mutex mu_;
+  std::vector<size_t> sizes_;                         // guarded by mu_
+  std::shared_ptr<std::promise<void>> gate_;          // guarded by mu_
+  std::shared_future<void> gate_future_;              // guarded by mu_
+};
+
+}  // namespace apollo::bus::testing
