@@ -6,7 +6,8 @@
 // Contracts every backend keeps (checked by bus_conformance_test.cc):
 //  - Partitioning: an event goes to partition PartitionOf(task_id, n). One
 //    consumer per partition applies its events in publish order; partitions
-//    run in parallel and share the store's group commit.
+//    run in parallel and share the store's group commit. (Retries and, on the
+//    embedded bus, a failed direct op are the exceptions: src/bus/README.md.)
 //  - Publish(node, events) completes when every event of the batch is either
 //    committed in the store or parked as a dead letter. PublishAck::acked_seq
 //    is the node's contiguous high-water mark seen at those commits: what the
