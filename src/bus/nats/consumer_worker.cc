@@ -120,7 +120,9 @@ void ConsumerWorker::Apply(std::vector<Fetched>& fetched) {
         ApplyOp(batch, held);
         events = 0;
       }
-      if (held.empty() || held.back().first != f.part) held.emplace_back(f.part, std::vector<HeldMsg>{});
+      if (held.empty() || held.back().first != f.part) {
+        held.emplace_back(f.part, std::vector<HeldMsg>{});
+      }
       f.part->Collect(&m, 1, batch, held.back().second);
       events += n;
     }
