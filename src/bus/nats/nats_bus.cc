@@ -9,6 +9,7 @@
 
 #include "bus/applier.h"
 #include "bus/dead_letters.h"
+#include "bus/nats/consumer_worker.h"
 #include "bus/nats/nats_consumer.h"
 #include "bus/nats/nats_util.h"
 #include "bus/settle_tracker.h"
@@ -22,6 +23,9 @@ constexpr int64_t kPublishWaitMs = 5000;
 // Messages per partition whose event counts Lag() reads (one request each,
 // under mu_, which publishers also take: kept small; the rest is estimated).
 constexpr uint64_t kLagScanMax = 32;
+// Apply threads (consumer_worker.h); each owns every kConsumerWorkers-th
+// partition and applies what their fetchers handed over in one store op.
+constexpr int kConsumerWorkers = 1;
 
 // One publisher's JetStream context: async publishes of a batch, then a wait
 // for all their acks. Errors arrive on cnats' thread through ErrHandler.
@@ -102,7 +106,9 @@ class NatsBus final : public EventBus {
   ConnPtr conn_;                               // set while running
   JsPtr js_;                                   // management calls; set while running
   std::vector<std::unique_ptr<PubCtx>> idle_;  // guarded by mu_
-  std::vector<std::unique_ptr<PartitionConsumer>> consumers_;
+  std::vector<std::unique_ptr<PartitionConsumer>> consumers_;  // one per partition
+  std::vector<std::unique_ptr<ConsumerWorker>> workers_;        // own consumers_
+  std::atomic<bool> stopping_{false};                           // ends the workers
   TimePoint recovered_at_{};  // guarded by mu_: last RecoverStreamLocked
 };
 
@@ -177,10 +183,21 @@ Status NatsBus::Start() {
   APOLLO_RETURN_IF_ERROR(EnsureStream());
   APOLLO_RETURN_IF_ERROR(book_.Load());
   if (options_.consume) {
-    for (int p = 0; p < static_cast<int>(published_.size()); ++p) {
-      consumers_.push_back(std::make_unique<PartitionConsumer>(p, options_, conn_.get(), store_,
-                                                               book_, tasks_, tracker_));
-      consumers_.back()->Start();
+    stopping_ = false;
+    const int parts = static_cast<int>(published_.size());
+    for (int p = 0; p < parts; ++p) {
+      consumers_.push_back(
+          std::make_unique<PartitionConsumer>(p, options_, conn_.get(), stopping_));
+    }
+    const int workers = std::max(1, std::min(kConsumerWorkers, parts));
+    for (int w = 0; w < workers; ++w) {
+      std::vector<PartitionConsumer*> owned;
+      for (int p = w; p < parts; p += workers) {
+        owned.push_back(consumers_[static_cast<size_t>(p)].get());
+      }
+      workers_.push_back(std::make_unique<ConsumerWorker>(std::move(owned), options_, store_,
+                                                          book_, tasks_, tracker_, stopping_));
+      workers_.back()->Start();
     }
   }
   running_ = true;
@@ -191,7 +208,9 @@ void NatsBus::Stop() {
   std::lock_guard<std::mutex> lock(mu_);
   if (!running_) return;
   running_ = false;
-  consumers_.clear();  // each joins its thread
+  stopping_ = true;
+  workers_.clear();  // each joins its thread
+  consumers_.clear();
   tracker_.FailAll(Status::Unavailable("event bus stopped"));
   idle_.clear();
   js_.reset();

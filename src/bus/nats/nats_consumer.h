@@ -1,32 +1,34 @@
 #pragma once
 
-// One partition's durable pull consumer: fetch -> BatchApplier -> ack / nak
-// with delay -> tell the SettleTracker. Runs its own thread.
+// One partition's durable pull consumer: its subscription, its fetches, and
+// the ack / nak (with delay) of what it fetched once the store has decided.
+// Its fetches run on a ConsumerWorker's fetch thread for this partition; the
+// worker's apply thread applies what several partitions fetched in one store
+// op and then calls Collect / Settle (consumer_worker.h).
 //
 // A message carries several events (one publish call's events of this
-// partition). The messages of one fetch go to the store in as few applies as
-// batch_max events allow (a message is never split), in order; the applier
-// decides per event. A message is acked once every one of
-// its events is committed or dead-lettered, and nak'd (redelivered with a
-// growing delay) while any is still to be retried; its committed events come
-// back as duplicates, which the store recognises. So a poison event holds
-// only its own message, is parked alone after max_deliver deliveries (the
-// applier then applies the others one by one), and the partition keeps
-// flowing.
+// partition). The applier decides per event. A message is acked once every
+// one of its events is committed or dead-lettered, and nak'd (redelivered
+// with a growing delay) while any is still to be retried; its committed
+// events come back as duplicates, which the store recognises. So a poison
+// event holds only its own message, is parked alone after max_deliver
+// deliveries (the applier then applies the others one by one), and the
+// partition keeps flowing.
 //
-// Thread-safety: Start/Stop from one thread; Stats() from any.
+// Thread-safety: Poll from the partition's fetch thread; Collect / Settle
+// from the worker's apply thread (acks and naks are thread-safe in cnats);
+// Reset once both have ended; Stats() from any.
 
 #include <atomic>
+#include <chrono>
 #include <map>
 #include <mutex>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "bus/applier.h"
 #include "bus/event_bus.h"
 #include "bus/nats/nats_util.h"
-#include "bus/settle_tracker.h"
 
 namespace apollo::bus::nats {
 
@@ -38,42 +40,61 @@ struct ConsumerStats {
   uint64_t applied_unacked = 0;
 };
 
+// A fetched message whose events went into a store batch.
+struct HeldMsg {
+  natsMsg* msg;
+  size_t first;  // index of its first event in the batch
+  size_t count;
+  uint64_t stream_seq;
+  int delivered;
+};
+
 class PartitionConsumer {
  public:
-  // `conn`, `store`, `book`, `tracker` must outlive the consumer.
-  PartitionConsumer(int partition, const BusOptions& options, natsConnection* conn,
-                    store::StateStore& store, DeadLetterBook& book, TaskDirectory& tasks,
-                    SettleTracker& tracker);
-  ~PartitionConsumer() { Stop(); }
+  enum class Polled { kMessages, kEmpty, kNotReady, kError };
 
-  void Start();
-  void Stop();
+  // `conn` and `stop` must outlive the consumer.
+  PartitionConsumer(int partition, const BusOptions& options, natsConnection* conn,
+                    const std::atomic<bool>& stop);
+
+  // Fetches up to batch_max messages into `list` (the caller destroys it).
+  // Returns at once with what is waiting; otherwise waits up to wait_ms for
+  // the first message.
+  Polled Poll(int64_t wait_ms, natsMsgList* list);
+  // Decodes `msgs` and appends their events to `batch`, one HeldMsg each to
+  // `held` (messages that are not ours are terminated here).
+  void Collect(natsMsg** msgs, int n, std::vector<Delivery>& batch, std::vector<HeldMsg>& held);
+  // Acks / naks each held message by its events' dispositions (`settled` is
+  // indexed like the batch) and counts them.
+  void Settle(const std::vector<HeldMsg>& held, const std::vector<Settled>& settled);
+  // Drops the subscription (and JetStream context). Owning thread only.
+  void Reset();
+
   ConsumerStats Stats() const;
+  int partition() const { return partition_; }
   std::string durable() const { return durable_; }
   std::string subject() const { return subject_; }
 
  private:
-  void Run();
   Status Subscribe();
   // False when the server says the durable consumer is gone (its stream was
   // deleted); a Fetch on a deleted consumer only times out.
   bool ConsumerExists();
-  void WaitForOrphans();
-  void Handle(const std::vector<natsMsg*>& fetched);  // owned by the caller
+  // When the durable has orphaned deliveries, the time before which this
+  // partition must not fetch (see Subscribe).
+  void HoldForOrphans();
 
   const int partition_;
   const BusOptions& options_;
   natsConnection* conn_;
-  store::StateStore& store_;
-  DeadLetterBook& book_;
-  SettleTracker& tracker_;
-  BatchApplier applier_;  // consumer thread only
+  const std::atomic<bool>& stop_;
   const std::string durable_;
   const std::string subject_;
-  JsPtr js_;    // consumer thread only
-  SubPtr sub_;  // consumer thread only
-  std::atomic<bool> stop_{false};
-  std::thread thread_;
+  JsPtr js_;    // fetch thread only
+  SubPtr sub_;  // fetch thread only
+  std::chrono::steady_clock::time_point fetch_after_{};  // fetch thread only
+  int errors_ = 0;                                       // fetch thread only
+  int idle_ = 0;                                         // fetch thread only
   mutable std::mutex mu_;
   ConsumerStats stats_;  // guarded by mu_ (applied_unacked: see partial_)
   // Nak'd messages by stream sequence: which of their events are already
