@@ -89,14 +89,23 @@ void SettleTracker::SettleRemembered(const std::string& node, uint64_t hwm) {
 
 void SettleTracker::Committed(const std::string& node, uint64_t seq, uint64_t acked_seq,
                               store::Outcome outcome) {
+  CommittedAll({Commit{node, seq, acked_seq, outcome}});
+}
+
+void SettleTracker::CommittedAll(const std::vector<Commit>& commits) {
   std::vector<WaiterPtr> finished;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    if (seq > acked_seq) Remember(node, seq, true);
-    SettleLocked(node, seq, true, acked_seq, outcome, finished);
+    std::map<std::string, uint64_t> marks;  // node -> highest mark reported
+    for (const Commit& c : commits) {
+      if (c.seq > c.acked_seq) Remember(c.node, c.seq, true);
+      SettleLocked(c.node, c.seq, true, c.acked_seq, c.outcome, finished);
+      uint64_t& m = marks[c.node];
+      m = std::max(m, c.acked_seq);
+    }
     // Everything at or below the mark is stored, whoever committed it (e.g.
     // a consumer that died after its commit, before its ack).
-    SettleUpToLocked(node, acked_seq, finished);
+    for (const auto& [node, mark] : marks) SettleUpToLocked(node, mark, finished);
   }
   Finish(finished);
 }

@@ -33,6 +33,18 @@ class SettleTracker {
   // mark after that commit) or parked as a dead letter.
   void Committed(const std::string& node, uint64_t seq, uint64_t acked_seq,
                  store::Outcome outcome = store::Outcome::kApplied);
+  // The events of one store op: each settles with its own outcome first, and
+  // only then is everything at or below each node's mark swept (as
+  // duplicates). Reporting them one by one through Committed would let the
+  // first event's sweep settle its later neighbours as kDuplicate and lose
+  // their real outcome (the orchestrator's breaker counts applied FAILEDs).
+  struct Commit {
+    std::string node;
+    uint64_t seq = 0;
+    uint64_t acked_seq = 0;
+    store::Outcome outcome = store::Outcome::kApplied;
+  };
+  void CommittedAll(const std::vector<Commit>& commits);
   void DeadLettered(const std::string& node, uint64_t seq);
   // Every waited-for event of `node` with seq <= hwm is committed (the store
   // says so): used for republished events the bus did not deliver again.

@@ -291,13 +291,17 @@ void EmbeddedBus::SettleDirect(DirectOp& op) {
     if (!p.direct.empty()) p.direct.pop_front();
     ++p.applied;
   }
+  std::vector<SettleTracker::Commit> commits;
+  commits.reserve(op.items.size());
   for (size_t k = 0; k < op.items.size(); ++k) {
     const Event& e = op.items[k].delivery.event;
     auto it = r->acked_seq.find(e.node_id);
-    tracker_.Committed(e.node_id, e.sequence_number, it == r->acked_seq.end() ? 0 : it->second,
+    commits.push_back({e.node_id, e.sequence_number,
+                       it == r->acked_seq.end() ? 0 : it->second,
                        k < r->outcomes.size() ? r->outcomes[k].outcome
-                                              : store::Outcome::kApplied);
+                                              : store::Outcome::kApplied});
   }
+  tracker_.CommittedAll(commits);
 }
 
 void EmbeddedBus::Signal(size_t worker) {
@@ -384,16 +388,18 @@ void EmbeddedBus::Settle(Partition& p, std::vector<Item>& batch,
     p.applying_since.reset();
     p.applying = 0;
   }
+  std::vector<SettleTracker::Commit> commits;
   for (size_t i = 0; i < batch.size(); ++i) {
     if (settled[i].disposition == Disposition::kRetry) continue;
     const Event& e = batch[i].delivery.event;
     if (settled[i].disposition == Disposition::kCommitted) {
-      tracker_.Committed(e.node_id, e.sequence_number, settled[i].acked_seq,
-                         settled[i].outcome);
+      commits.push_back({e.node_id, e.sequence_number, settled[i].acked_seq,
+                         settled[i].outcome});
     } else {
       tracker_.DeadLettered(e.node_id, e.sequence_number);
     }
   }
+  tracker_.CommittedAll(commits);
 }
 
 Result<std::vector<PartitionLag>> EmbeddedBus::Lag() {

@@ -136,15 +136,17 @@ void ConsumerWorker::ApplyOp(
   if (!batch.empty()) {
     std::vector<Settled> settled = applier_.Apply(batch);
     for (auto& [part, msgs] : held) part->Settle(msgs, settled);
+    std::vector<SettleTracker::Commit> commits;
     for (size_t i = 0; i < batch.size(); ++i) {
       const Event& e = batch[i].event;
       if (settled[i].disposition == Disposition::kCommitted) {
-        tracker_.Committed(e.node_id, e.sequence_number, settled[i].acked_seq,
-                           settled[i].outcome);
+        commits.push_back({e.node_id, e.sequence_number, settled[i].acked_seq,
+                           settled[i].outcome});
       } else if (settled[i].disposition == Disposition::kDeadLettered) {
         tracker_.DeadLettered(e.node_id, e.sequence_number);
       }
     }
+    tracker_.CommittedAll(commits);
   }
   batch.clear();
   held.clear();
