@@ -98,7 +98,7 @@ void EventToProto(const Event& e, apollo::v1::Event* pb) {
   pb->set_attempt(e.attempt);
 }
 
-Result<Event> EventFromProto(const apollo::v1::Event& pb) {
+Event EventFromProtoUnchecked(const apollo::v1::Event& pb) {
   Event e;
   e.task_id = pb.task_id();
   e.node_id = pb.node_id();
@@ -107,6 +107,11 @@ Result<Event> EventFromProto(const apollo::v1::Event& pb) {
   e.type = static_cast<EventType>(pb.event_type());
   e.timestamp = FromUnixMicros(pb.timestamp_us());
   e.payload = pb.payload();
+  return e;
+}
+
+Result<Event> EventFromProto(const apollo::v1::Event& pb) {
+  Event e = EventFromProtoUnchecked(pb);
   if (pb.event_id() != e.event_id()) {
     return Status::InvalidArgument("event_id '" + pb.event_id() + "' does not match node_id '" +
                                    e.node_id + "' and sequence_number " +

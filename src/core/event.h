@@ -87,6 +87,9 @@ Result<Event> DecodeEvent(std::string_view bytes);
 // apollo.v1.Event inside EventBatch). EventFromProto checks like DecodeEvent.
 void EventToProto(const Event& e, apollo::v1::Event* out);
 Result<Event> EventFromProto(const apollo::v1::Event& pb);
+// The fields as they are, unchecked: for carriers that must hand a malformed
+// event on as it came (the NATS bus, whose consumer dead-letters it).
+Event EventFromProtoUnchecked(const apollo::v1::Event& pb);
 
 // JSON form: {"event_id", "task_id", "node_id", "event_type", "timestamp"
 // (RFC 3339, UTC), "timestamp_us", "sequence_number", "attempt", "payload"

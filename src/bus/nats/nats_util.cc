@@ -6,34 +6,6 @@
 #include "apollo/v1/event.pb.h"
 
 namespace apollo::bus::nats {
-namespace {
-
-void ToProto(const Event& e, apollo::v1::Event& pb) {
-  pb.set_event_id(e.event_id());
-  pb.set_task_id(e.task_id);
-  pb.set_node_id(e.node_id);
-  pb.set_event_type(static_cast<apollo::v1::EventType>(e.type));
-  pb.set_timestamp_us(
-      std::chrono::duration_cast<std::chrono::microseconds>(e.timestamp.time_since_epoch())
-          .count());
-  pb.set_payload(e.payload);
-  pb.set_sequence_number(e.sequence_number);
-  pb.set_attempt(e.attempt);
-}
-
-Event FromProto(const apollo::v1::Event& pb) {
-  Event e;
-  e.task_id = pb.task_id();
-  e.node_id = pb.node_id();
-  e.sequence_number = pb.sequence_number();
-  e.attempt = pb.attempt();
-  e.type = static_cast<EventType>(pb.event_type());
-  e.timestamp = TimePoint(std::chrono::microseconds(pb.timestamp_us()));
-  e.payload = pb.payload();
-  return e;
-}
-
-}  // namespace
 
 Status FromNats(natsStatus s, std::string_view what, jsErrCode js) {
   if (s == NATS_OK) return Status::Ok();
@@ -67,7 +39,7 @@ Status FromNats(natsStatus s, std::string_view what, jsErrCode js) {
 
 std::string EncodeRaw(const Event& e) {
   apollo::v1::Event pb;
-  ToProto(e, pb);
+  EventToProto(e, &pb);
   return pb.SerializeAsString();
 }
 
@@ -76,12 +48,12 @@ Result<Event> DecodeRaw(std::string_view bytes) {
   if (!pb.ParseFromArray(bytes.data(), static_cast<int>(bytes.size()))) {
     return Status::DataLoss("not an apollo.v1.Event");
   }
-  return FromProto(pb);
+  return EventFromProtoUnchecked(pb);
 }
 
 std::string EncodeGroup(const std::vector<const Event*>& events) {
   apollo::v1::EventBatch pb;
-  for (const Event* e : events) ToProto(*e, *pb.add_events());
+  for (const Event* e : events) EventToProto(*e, pb.add_events());
   return pb.SerializeAsString();
 }
 
@@ -98,7 +70,7 @@ Result<std::vector<Event>> DecodeMessage(std::string_view bytes, bool grouped) {
     return Status::DataLoss("not an apollo.v1.EventBatch");
   }
   out.reserve(static_cast<size_t>(pb.events_size()));
-  for (const apollo::v1::Event& e : pb.events()) out.push_back(FromProto(e));
+  for (const apollo::v1::Event& e : pb.events()) out.push_back(EventFromProtoUnchecked(e));
   return out;
 }
 
