@@ -44,24 +44,4 @@ std::string_view OutcomeName(Outcome o) {
   return "unknown";
 }
 
-std::string ImpliedRunningDetail(const Event& e) {
-  std::string d = "implied by ";
-  d += EventTypeName(e.type);
-  d += " of attempt " + std::to_string(e.attempt) +
-       ": the agent ran it; its ACCEPTED was never stored";
-  return d;
-}
-
-std::string JudgedAttemptDetail(TaskState state, DueKind due, uint32_t attempt) {
-  if (state != TaskState::kRetrying || due != DueKind::kRetry) return "";
-  return "attempt " + std::to_string(attempt) +
-         " already judged; its retry is granted and not yet sent";
-}
-
-std::string OutdatedAnswerDetail(EventType type, TaskState state) {
-  if (type != EventType::kAlreadyRunning) return "";
-  if (!IsFinal(state) && !IsFinalUnlessRetried(state)) return "";
-  return "outdated answer: this attempt's run already ended " + std::string(TaskStateName(state));
-}
-
 }  // namespace apollo::store

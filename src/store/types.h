@@ -130,28 +130,7 @@ enum class Outcome : int {
 };
 std::string_view OutcomeName(Outcome o);
 
-// The history detail of the RUNNING step an agent's finished-run report
-// implies when the row still awaited its ack (core AgentReportPath), e.g.
-// "implied by SUCCEEDED of attempt 1: the agent ran it; its ACCEPTED was
-// never stored". Both backends write the same text.
-std::string ImpliedRunningDetail(const Event& e);
 
-// Why a state-changing report of the row's own attempt is stale although the
-// attempt fence passes it, or "" when it is not. A RETRYING row whose retry
-// is granted but not yet sent (due kRetry) still carries the attempt the
-// center already judged FAILED or TIMEOUT; a late report of that run (an
-// agent back from a partition) must not move the row, or it would burn the
-// granted retry. Once the retry is sent the attempt is bumped and the fence
-// takes over. Both backends apply the same rule.
-std::string JudgedAttemptDetail(TaskState state, DueKind due, uint32_t attempt);
-
-// Why an agent's answer is outdated information rather than a transition, or
-// "" when it is not: ALREADY_RUNNING (the answer to a re-sent intent) for a
-// row whose run, of the same attempt, has already ended. The agent decides
-// the answer and logs it a moment later, so the run's outcome can be logged
-// in between; the answer then describes a moment that has passed. Recorded,
-// no change, no alert. Both backends apply the same rule.
-std::string OutdatedAnswerDetail(EventType type, TaskState state);
 
 struct HistoryRow {
   int64_t id = 0;  // increasing in commit order, store-wide

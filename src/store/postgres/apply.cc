@@ -6,6 +6,7 @@
 #include "store/postgres/rows.h"
 #include "store/postgres/seq.h"
 #include "store/postgres/write_paths.h"
+#include "store/event_verdict.h"
 #include "store/test_switches.h"
 
 namespace apollo::store::postgres {
@@ -82,48 +83,26 @@ EventOutcome EventApplier::ApplyOne(const Event& e, const Status& valid) {
 
 EventOutcome EventApplier::ApplyToRow(const Event& e, PgRow& row) {
   TaskState from = row.state;
-  if (e.attempt != row.attempt && !TestSwitches::Get().disable_fencing) {
-    ++txn_.stats().events_stale;
-    std::string why = "attempt " + std::to_string(e.attempt) + " superseded by attempt " +
-                      std::to_string(row.attempt);
-    History(e, row, from, Outcome::kStaleAttempt, from, why);
-    return Rejected(Outcome::kStaleAttempt, why, from, from, row.version);
+  EventVerdict v = JudgeEvent(e, from, row.attempt, row.due_kind);
+  switch (v.kind) {
+    case EventVerdict::Kind::kStale:
+      ++txn_.stats().events_stale;
+      History(e, row, from, Outcome::kStaleAttempt, from, v.detail);
+      return Rejected(Outcome::kStaleAttempt, v.detail, from, from, row.version);
+    case EventVerdict::Kind::kRecord:
+      ++txn_.stats().events_applied;
+      History(e, row, from, Outcome::kApplied, from, v.detail);
+      return EventOutcome{Outcome::kApplied, "", from, from, row.version};
+    case EventVerdict::Kind::kIllegal:
+      ++txn_.stats().illegal_transitions;
+      Alert("illegal_transition", e, from, *v.target, v.detail);
+      History(e, row, from, Outcome::kIllegalTransition, from, v.detail);
+      return Rejected(Outcome::kIllegalTransition, v.detail, from, *v.target, row.version);
+    case EventVerdict::Kind::kWalk:
+      break;
   }
-  std::optional<TaskState> target = TargetState(e.type);
-  // Information only, or an agent confirming the state the row already has
-  // (ALREADY_RUNNING / ALREADY_DONE answers, CANCELLED after a cancel).
-  bool confirm = target && *target == row.state &&
-                 (e.type == EventType::kAlreadyRunning || e.type == EventType::kAlreadyDone ||
-                  e.type == EventType::kCancelled);
-  std::string judged = target ? JudgedAttemptDetail(from, row.due_kind, row.attempt) : "";
-  if (!judged.empty() && !TestSwitches::Get().disable_fencing) {
-    ++txn_.stats().events_stale;
-    History(e, row, from, Outcome::kStaleAttempt, from, judged);
-    return Rejected(Outcome::kStaleAttempt, judged, from, from, row.version);
-  }
-  std::string outdated = OutdatedAnswerDetail(e.type, from);
-  if (!target || confirm || !outdated.empty()) {
-    ++txn_.stats().events_applied;
-    History(e, row, from, Outcome::kApplied, from, outdated);
-    return EventOutcome{Outcome::kApplied, "", from, from, row.version};
-  }
-  // A finished run reported to a row still awaiting the agent's ack walks
-  // DISPATCHED/RETRYING -> RUNNING -> outcome (core/task_state.h,
-  // AgentReportPath, says why and why the attempt fence keeps it safe).
-  ReportPath path = AgentReportPath(row.state, *target);
-  if (path.size == 0 && TestSwitches::Get().disable_transition_check) {
-    path.steps[0] = *target;  // planted bug (tests/chaos): applied anyway
-    path.size = 1;
-  }
-  if (path.size == 0) {
-    TransitionCheck check = CheckTransition(row.state, *target);
-    ++txn_.stats().illegal_transitions;
-    Alert("illegal_transition", e, from, *target, check.reason);
-    History(e, row, from, Outcome::kIllegalTransition, from, check.reason);
-    return Rejected(Outcome::kIllegalTransition, std::string(check.reason), from, *target,
-                    row.version);
-  }
-  for (TaskState step : path.view()) {
+  const TaskState target = *v.target;
+  for (TaskState step : v.path.view()) {
     TaskState step_from = row.state;
     RowChange change;
     change.to = step;
@@ -135,7 +114,7 @@ EventOutcome EventApplier::ApplyToRow(const Event& e, PgRow& row) {
       change.last_error = ErrorFromPayload(e.payload);
     }
     ChangeRow(txn_, row, change);
-    if (step == *target) {
+    if (step == target) {
       History(e, row, step_from, Outcome::kApplied, step, "");
     } else {
       std::string why = ImpliedRunningDetail(e);
@@ -146,7 +125,7 @@ EventOutcome EventApplier::ApplyToRow(const Event& e, PgRow& row) {
   }
   ++txn_.stats().events_applied;
   ws_.Touch(row.task_ref);
-  return EventOutcome{Outcome::kApplied, "", from, *target, row.version};
+  return EventOutcome{Outcome::kApplied, "", from, target, row.version};
 }
 
 }  // namespace

@@ -3,6 +3,7 @@
 
 #include "store/sqlite/row_ops.h"
 #include "store/sqlite/write_paths.h"
+#include "store/event_verdict.h"
 #include "store/test_switches.h"
 
 namespace apollo::store::sqlite {
@@ -107,50 +108,29 @@ Result<EventOutcome> EventApplier::ApplyOne(const Event& e) {
 }
 
 Result<EventOutcome> EventApplier::ApplyToRow(const Event& e, const RowState& row) {
-  if (e.attempt != row.attempt && !TestSwitches::Get().disable_fencing) {
-    ++txn_.stats().events_stale;
-    std::string why = "attempt " + std::to_string(e.attempt) + " superseded by attempt " +
-                      std::to_string(row.attempt);
-    APOLLO_RETURN_IF_ERROR(History(e, row, Outcome::kStaleAttempt, row.state, row.version, why));
-    return Rejected(Outcome::kStaleAttempt, why, row.state, row.state, row.version);
+  EventVerdict v = JudgeEvent(e, row.state, row.attempt, row.due_kind);
+  switch (v.kind) {
+    case EventVerdict::Kind::kStale:
+      ++txn_.stats().events_stale;
+      APOLLO_RETURN_IF_ERROR(
+          History(e, row, Outcome::kStaleAttempt, row.state, row.version, v.detail));
+      return Rejected(Outcome::kStaleAttempt, v.detail, row.state, row.state, row.version);
+    case EventVerdict::Kind::kRecord:
+      ++txn_.stats().events_applied;
+      APOLLO_RETURN_IF_ERROR(History(e, row, Outcome::kApplied, row.state, row.version, v.detail));
+      return EventOutcome{Outcome::kApplied, "", row.state, row.state, row.version};
+    case EventVerdict::Kind::kIllegal:
+      ++txn_.stats().illegal_transitions;
+      APOLLO_RETURN_IF_ERROR(Alert("illegal_transition", e, row.state, *v.target, v.detail));
+      APOLLO_RETURN_IF_ERROR(
+          History(e, row, Outcome::kIllegalTransition, row.state, row.version, v.detail));
+      return Rejected(Outcome::kIllegalTransition, v.detail, row.state, *v.target, row.version);
+    case EventVerdict::Kind::kWalk:
+      break;
   }
-  std::optional<TaskState> target = TargetState(e.type);
-  // Information only, or an agent confirming the state the row already has
-  // (ALREADY_RUNNING / ALREADY_DONE answers, CANCELLED after a cancel).
-  bool confirm = target && *target == row.state &&
-                 (e.type == EventType::kAlreadyRunning || e.type == EventType::kAlreadyDone ||
-                  e.type == EventType::kCancelled);
-  std::string judged = target ? JudgedAttemptDetail(row.state, row.due_kind, row.attempt) : "";
-  if (!judged.empty() && !TestSwitches::Get().disable_fencing) {
-    ++txn_.stats().events_stale;
-    APOLLO_RETURN_IF_ERROR(History(e, row, Outcome::kStaleAttempt, row.state, row.version, judged));
-    return Rejected(Outcome::kStaleAttempt, judged, row.state, row.state, row.version);
-  }
-  std::string outdated = OutdatedAnswerDetail(e.type, row.state);
-  if (!target || confirm || !outdated.empty()) {
-    ++txn_.stats().events_applied;
-    APOLLO_RETURN_IF_ERROR(History(e, row, Outcome::kApplied, row.state, row.version, outdated));
-    return EventOutcome{Outcome::kApplied, "", row.state, row.state, row.version};
-  }
-  // A finished run reported to a row still awaiting the agent's ack walks
-  // DISPATCHED/RETRYING -> RUNNING -> outcome (core/task_state.h,
-  // AgentReportPath, says why and why the attempt fence keeps it safe).
-  ReportPath path = AgentReportPath(row.state, *target);
-  if (path.size == 0 && TestSwitches::Get().disable_transition_check) {
-    path.steps[0] = *target;  // planted bug (tests/chaos): applied anyway
-    path.size = 1;
-  }
-  if (path.size == 0) {
-    TransitionCheck check = CheckTransition(row.state, *target);
-    ++txn_.stats().illegal_transitions;
-    APOLLO_RETURN_IF_ERROR(Alert("illegal_transition", e, row.state, *target, check.reason));
-    APOLLO_RETURN_IF_ERROR(
-        History(e, row, Outcome::kIllegalTransition, row.state, row.version, check.reason));
-    return Rejected(Outcome::kIllegalTransition, std::string(check.reason), row.state, *target,
-                    row.version);
-  }
+  const TaskState target = *v.target;
   RowState cur = row;
-  for (TaskState step : path.view()) {
+  for (TaskState step : v.path.view()) {
     RowChange change;
     change.to = step;
     change.attempt = cur.attempt;
@@ -163,7 +143,7 @@ Result<EventOutcome> EventApplier::ApplyToRow(const Event& e, const RowState& ro
     Result<bool> updated = UpdateRow(txn_, cur, change);
     if (!updated.ok()) return updated.status();
     if (!*updated) return Status::Internal("CAS lost inside the single writer");
-    if (step == *target) {
+    if (step == target) {
       APOLLO_RETURN_IF_ERROR(History(e, cur, Outcome::kApplied, step, cur.version + 1, ""));
     } else {
       std::string why = ImpliedRunningDetail(e);
@@ -176,8 +156,8 @@ Result<EventOutcome> EventApplier::ApplyToRow(const Event& e, const RowState& ro
     cur.version += 1;
   }
   ++txn_.stats().events_applied;
-  APOLLO_RETURN_IF_ERROR(NoteRowChanged(txn_, row, *target, row.retries, touched_));
-  return EventOutcome{Outcome::kApplied, "", row.state, *target, cur.version};
+  APOLLO_RETURN_IF_ERROR(NoteRowChanged(txn_, row, target, row.retries, touched_));
+  return EventOutcome{Outcome::kApplied, "", row.state, target, cur.version};
 }
 
 }  // namespace
