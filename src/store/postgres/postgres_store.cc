@@ -1,5 +1,6 @@
 #include "store/postgres/postgres_store.h"
 
+#include "store/heartbeat_batch.h"
 #include "store/postgres/apply_op.h"
 #include "store/postgres/queries.h"
 #include "store/postgres/reader_pool.h"
@@ -86,14 +87,7 @@ class PostgresStore final : public StateStore {
     int weight = static_cast<int>(copy.size());
     return writer_
         ->Submit<int>(weight, [b = std::move(copy)](WriteTxn& txn) -> Result<int> {
-          int recorded = 0;
-          for (const NodeHeartbeat& h : b) {
-            Status s = WriteHeartbeat(txn, h.node_id, h.at, h.mode);
-            if (s.code() == StatusCode::kNotFound) continue;  // not registered: skipped
-            APOLLO_RETURN_IF_ERROR(s);
-            ++recorded;
-          }
-          return recorded;
+          return RecordHeartbeatBatch(txn, std::span<const NodeHeartbeat>(b), WriteHeartbeat);
         })
         .get();
   }
