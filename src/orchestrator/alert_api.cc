@@ -9,8 +9,6 @@
 namespace apollo::orchestrator {
 namespace {
 
-constexpr int kDefaultPage = 100;
-constexpr int kMaxPage = 1000;
 // With a filter the store is paged through (it has no filtered query); one
 // call examines at most kScanPage * kScanPages rows, then says "more".
 constexpr int kScanPage = 1000;
@@ -32,7 +30,7 @@ void FillAlert(const store::AlertRow& a, apollo::v1::Alert* out) {
 
 grpc::Status ApiService::ListAlerts(grpc::ServerContext*, const apollo::v1::ListAlertsRequest* req,
                                     apollo::v1::ListAlertsResponse* resp) {
-  const int limit = req->limit() > 0 ? std::min(req->limit(), kMaxPage) : kDefaultPage;
+  const int limit = PageLimit(req->limit());
   const bool filtered = !req->kind().empty() || !req->node_id().empty();
   // Unfiltered: one more than asked tells whether there are more.
   const int page = filtered ? kScanPage : limit + 1;

@@ -104,7 +104,7 @@ grpc::Status ApiService::ListTasks(grpc::ServerContext*, const apollo::v1::ListT
     q.status = *s;
   }
   if (!req->intent().empty()) q.intent = req->intent();
-  q.limit = req->limit() > 0 ? std::min(req->limit(), 1000) : 100;
+  q.limit = PageLimit(req->limit());
   q.page_token = req->page_token();
   auto page = store_.ListTasks(q);
   if (!page.ok()) return ToGrpc(page.status());

@@ -10,12 +10,20 @@
 // Thread-safety: gRPC calls methods concurrently; all state is in the store,
 // the (thread-safe) Orchestrator and the (thread-safe) EventBus.
 
+#include <algorithm>
+
 #include "apollo/v1/api.grpc.pb.h"
 #include "bus/event_bus.h"
 #include "orchestrator/orchestrator.h"
 #include "store/state_store.h"
 
 namespace apollo::orchestrator {
+
+// The page size of a list call: the request's limit, at most 1000; 100 when
+// the request leaves it unset (0 or negative). Every list RPC pages this way.
+inline int PageLimit(int requested) {
+  return requested > 0 ? std::min(requested, 1000) : 100;
+}
 
 class ApiService final : public apollo::v1::Orchestrator::Service {
  public:

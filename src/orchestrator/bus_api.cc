@@ -12,8 +12,6 @@
 namespace apollo::orchestrator {
 namespace {
 
-constexpr int kDefaultPage = 100;
-constexpr int kMaxPage = 1000;
 // `bus status` counts the letters by paging the store; past this many it
 // says "at least".
 constexpr int kCountPage = 500;
@@ -79,7 +77,7 @@ Result<std::pair<int64_t, bool>> CountLetters(store::StateStore& store) {
 grpc::Status ApiService::ListDeadLetters(grpc::ServerContext*,
                                          const apollo::v1::ListDeadLettersRequest* req,
                                          apollo::v1::ListDeadLettersResponse* resp) {
-  int limit = req->limit() > 0 ? std::min(req->limit(), kMaxPage) : kDefaultPage;
+  int limit = PageLimit(req->limit());
   // One more than asked tells whether there are more.
   auto letters = store_.ListDeadLetters(std::max<int64_t>(0, req->after_id()), limit + 1);
   if (!letters.ok()) return ToGrpc(letters.status());
