@@ -145,19 +145,7 @@ TEST_P(EmbeddedBusDirectPathTest, AFailedDirectOpIsRetriedInOrderAndNothingIsLos
   }
   for (const std::string& t : tasks) {
     EXPECT_EQ(StateOf(t, "n1"), TaskState::kSucceeded) << t;
-    auto h = store_->GetHistory(t);
-    ASSERT_TRUE(h.ok());
-    uint64_t last = 0;
-    int applied = 0;
-    for (const auto& row : *h) {
-      if (row.event_id.empty()) continue;
-      auto parts = ParseEventId(row.event_id);
-      ASSERT_TRUE(parts.ok());
-      EXPECT_GT(parts->sequence_number, last) << t << " applied out of order";
-      last = parts->sequence_number;
-      ++applied;
-    }
-    EXPECT_EQ(applied, 2) << t;
+    EXPECT_EQ(ExpectAppliedInOrder(t), 2) << t;
   }
   EXPECT_EQ(*store_->HighestStoredSeq("n1"), seq);
   EXPECT_EQ(PendingAfterSettling(), 0u);

@@ -130,6 +130,28 @@ Result<PublishAck> BusConformanceTest::PublishWait(const std::string& node,
   return f.get();
 }
 
+int BusConformanceTest::ExpectAppliedInOrder(const std::string& task) {
+  auto h = store_->GetHistory(task);
+  if (!h.ok()) {
+    ADD_FAILURE() << task << ": " << h.status().ToString();
+    return -1;
+  }
+  uint64_t last = 0;
+  int applied = 0;
+  for (const auto& row : *h) {
+    if (row.event_id.empty()) continue;
+    auto parts = ParseEventId(row.event_id);
+    if (!parts.ok()) {
+      ADD_FAILURE() << task << ": bad event id " << row.event_id;
+      return -1;
+    }
+    EXPECT_GT(parts->sequence_number, last) << task << " applied out of order";
+    last = parts->sequence_number;
+    ++applied;
+  }
+  return applied;
+}
+
 TaskState BusConformanceTest::StateOf(const std::string& task, const std::string& node) {
   auto t = store_->GetTask(task);
   if (!t.ok()) return TaskState::kPending;

@@ -51,6 +51,9 @@ class BusConformanceTest : public ::testing::TestWithParam<BusBackend*> {
   // Publishes and waits (bounded) for the result.
   Result<PublishAck> PublishWait(const std::string& node, std::vector<Event> events);
   TaskState StateOf(const std::string& task, const std::string& node);
+  // Checks (EXPECT) that `task`'s history applied its events in sequence
+  // order; returns how many event rows it has (-1 if it cannot be read).
+  int ExpectAppliedInOrder(const std::string& task);
   // How many history rows applied `event_id` of `task`.
   int AppliedCount(const std::string& task, const std::string& event_id);
   std::vector<BusAlert> alerts();
