@@ -14,10 +14,12 @@
 //  - Parking (DeadLetterBook) adds the letter once per event_id: an agent
 //    that resends a parked event after a reconnect does not park it twice.
 //
-// Thread-safety: DeadLetterBook is thread-safe. A BatchApplier is used by one
-// consumer thread at a time.
+// Thread-safety: DeadLetterBook and TaskDirectory are thread-safe. A
+// BatchApplier keeps no state of its own, so one thread may Begin an op while
+// another Finishes an earlier one.
 
 #include <cstdint>
+#include <future>
 #include <mutex>
 #include <set>
 #include <string>
@@ -102,6 +104,14 @@ struct Settled {
   std::string reason;      // kRetry / kDeadLettered: why
 };
 
+// An Apply in flight: the poison check's verdicts and the store op of the
+// healthy events, not yet waited for.
+struct PendingApply {
+  std::vector<Settled> out;     // one per delivery; final except `healthy`
+  std::vector<size_t> healthy;  // deliveries in `op`
+  std::future<Result<store::ApplyResult>> op;  // invalid: nothing submitted
+};
+
 class BatchApplier {
  public:
   BatchApplier(store::StateStore& store, DeadLetterBook& book, TaskDirectory& tasks,
@@ -109,12 +119,25 @@ class BatchApplier {
       : store_(store), book_(book), tasks_(tasks), max_deliver_(max_deliver) {}
 
   // One Settled per delivery, same order.
-  std::vector<Settled> Apply(const std::vector<Delivery>& batch);
+  std::vector<Settled> Apply(const std::vector<Delivery>& batch) {
+    return Finish(batch, Begin(batch));
+  }
+
+  // Apply in two halves, so a consumer can submit its next op while the
+  // store commits this one (the store's writer commits ops in submission
+  // order and merges queued ones). Begin checks the events and submits the
+  // healthy ones without waiting, except at max_deliver, where it applies
+  // them one by one and waits. Finish waits for the op; pass the same batch.
+  PendingApply Begin(const std::vector<Delivery>& batch);
+  std::vector<Settled> Finish(const std::vector<Delivery>& batch, PendingApply p);
 
  private:
   Settled Poison(const Delivery& d, const std::string& reason);
   void ApplyHealthy(const std::vector<Delivery>& batch, const std::vector<size_t>& idx,
                     std::vector<Settled>& out);
+  // Settles deliveries `idx` (the events of one store op, in order) by `r`.
+  void SettleOp(const std::vector<Delivery>& batch, const std::vector<size_t>& idx,
+                const Result<store::ApplyResult>& r, std::vector<Settled>& out);
   void ApplyOneByOne(const std::vector<Delivery>& batch, const std::vector<size_t>& idx,
                      std::vector<Settled>& out);
 
