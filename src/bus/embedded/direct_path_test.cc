@@ -4,31 +4,13 @@
 // counts direct events in flight. A real SQLite store behind FaultyStore.
 #include <thread>
 
-#include "bus/embedded/embedded_bus.h"
-#include "bus/testing/bus_fixture.h"
-#include "bus/testing/faulty_store.h"
+#include "bus/testing/faulty_bus_test.h"
 
 namespace apollo::bus::testing {
 namespace {
 
-class EmbeddedBusDirectPathTest : public BusConformanceTest {
+class EmbeddedBusDirectPathTest : public FaultyBusTest {
  protected:
-  void OpenFaultyBus() {
-    faulty_ = std::make_unique<FaultyStore>(*store_);
-    bus_ = NewEmbeddedBus(options_, *faulty_, clock_);
-    Status s = bus_->Start();
-    ASSERT_TRUE(s.ok()) << s.ToString();
-  }
-  void TearDown() override {
-    if (faulty_) faulty_->release_applies();
-    bus_.reset();
-    BusConformanceTest::TearDown();
-  }
-  std::vector<Event> Batch(const std::vector<std::string>& tasks, uint64_t& seq, EventType k) {
-    std::vector<Event> out;
-    for (const std::string& t : tasks) out.push_back(Ev(t, "n1", ++seq, k, "{}"));
-    return out;
-  }
   uint64_t Pending() {
     auto lag = bus_->Lag();
     EXPECT_TRUE(lag.ok());
@@ -48,14 +30,7 @@ class EmbeddedBusDirectPathTest : public BusConformanceTest {
     }
     return n;
   }
-  std::unique_ptr<FaultyStore> faulty_;
 };
-
-std::vector<std::string> Tasks(int n) {
-  std::vector<std::string> out;
-  for (int i = 0; i < n; ++i) out.push_back("t" + std::to_string(i));
-  return out;
-}
 
 TEST_P(EmbeddedBusDirectPathTest, APublishOnIdlePartitionsIsOneStoreOp) {
   options_.partitions = 16;
@@ -136,18 +111,8 @@ TEST_P(EmbeddedBusDirectPathTest, AFailedDirectOpIsRetriedInOrderAndNothingIsLos
   EXPECT_EQ(faulty_->applies().size(), ops_before);
   EXPECT_EQ(Pending(), 2 * tasks.size());
   faulty_->release_applies();
-  for (auto* f : {&accepted, &succeeded}) {
-    ASSERT_EQ(f->wait_for(std::chrono::seconds(30)), std::future_status::ready);
-    Result<PublishAck> r = f->get();
-    ASSERT_TRUE(r.ok()) << r.status().ToString();
-    EXPECT_EQ(r->committed, tasks.size());
-    EXPECT_EQ(r->dead_lettered, 0u);
-  }
-  for (const std::string& t : tasks) {
-    EXPECT_EQ(StateOf(t, "n1"), TaskState::kSucceeded) << t;
-    EXPECT_EQ(ExpectAppliedInOrder(t), 2) << t;
-  }
-  EXPECT_EQ(*store_->HighestStoredSeq("n1"), seq);
+  for (auto* f : {&accepted, &succeeded}) ExpectCommitted(*f, tasks.size());
+  ExpectAllSucceeded(tasks, seq);
   EXPECT_EQ(PendingAfterSettling(), 0u);
   EXPECT_TRUE(alerts().empty());
 }

@@ -1,30 +1,46 @@
 #pragma once
 
 // The consumer side of the NATS bus for a set of partitions: one fetch
-// thread per partition (PartitionConsumer::Poll, a long-poll) and one apply
+// thread per partition (PartitionConsumer::Poll, a long-poll), one apply
 // thread that takes whatever the fetchers have handed over, from all its
-// partitions, and applies it in one BatchApplier::Apply (store ops of at most
-// batch_max events per owned partition; a message is never split; each
-// partition's messages in fetch order). Each partition then acks / naks its
-// own messages and the SettleTracker hears of the commits.
+// partitions, and submits it as one store op (BatchApplier::Begin; ops of at
+// most batch_max events per owned partition; a message is never split; each
+// partition's messages in fetch order), and one completion thread that waits
+// for the ops (BatchApplier::Finish); each partition then acks / naks its own
+// messages and the SettleTracker hears of the commits.
 //
 // Why: the store's throughput follows events per transaction (BENCHMARKS.md).
 // Independent per-partition loops each applying their own fetch put ~200
 // events in a transaction; fetching from each partition in turn from one
 // thread costs a round trip per partition per op. Here the fetches run in
-// parallel, and while the store commits one op the fetchers already collect
-// the next (one hand-over per partition at a time), so each op carries
-// everything that arrived meanwhile.
+// parallel (up to kHandOversMax hand-overs waiting per partition, so a
+// fetcher long-polls again at once), and while the store commits one op the
+// fetchers already collect the next, so each op carries everything that
+// arrived meanwhile.
 //
-// Order: a partition's hand-overs are applied in fetch order, one op after
-// the other. A message that must be retried is nak'd with a delay and comes
-// back after later messages of its partition, exactly as with one loop per
-// partition.
+// Pipelined: the apply thread submits an op and goes on to the next without
+// waiting for the commit (at most kOpsInFlight ops in flight); a completion
+// thread waits for them in submission order and acks / naks. The store's
+// single writer commits ops in submission order and merges the queued ones
+// into one transaction, so the store is never idle while the bus settles an
+// op, and its group commit sizes transactions as it does for callers of the
+// store alone (BENCHMARKS.md, "Event bus", 17:00 UTC).
+//
+// Order: a partition's hand-overs are submitted in fetch order and committed
+// in that order. Exceptions: a message that must be retried is nak'd with a
+// delay and comes back after later messages of its partition (as with one
+// loop per partition); and when an op fails (a store error), ops submitted
+// after it may already have committed, so its events are applied after later
+// ones of their partition. This is the embedded bus's failed direct op, and
+// the no-bus path's failed apply (src/bus/README.md, "Ordering guarantee"):
+// nothing is lost or applied twice, and each event is judged against the
+// row's state when it lands.
 //
 // Thread-safety: Start/Join from one thread.
 
 #include <atomic>
 #include <condition_variable>
+#include <deque>
 #include <mutex>
 #include <thread>
 #include <utility>
@@ -54,24 +70,38 @@ class ConsumerWorker {
     PartitionConsumer* part;
     natsMsgList list;
   };
+  using Held = std::vector<std::pair<PartitionConsumer*, std::vector<HeldMsg>>>;
+  // A submitted store op and what to settle when it completes.
+  struct Op {
+    std::vector<Delivery> batch;
+    Held held;
+    PendingApply pending;
+    std::vector<natsMsgList> lists;  // destroyed once this op is settled
+  };
   void FetchLoop(size_t i);
   void ApplyLoop();
+  void CompleteLoop();
   void Apply(std::vector<Fetched>& fetched);
-  void ApplyOp(std::vector<Delivery>& batch,
-               std::vector<std::pair<PartitionConsumer*, std::vector<HeldMsg>>>& held);
+  // Submits `batch` (emptied) as one op; waits while kOpsInFlight are.
+  void Submit(std::vector<Delivery>& batch, Held& held, std::vector<natsMsgList> lists);
+  void Settle(Op& op);
 
   const std::vector<PartitionConsumer*> parts_;
   const BusOptions& options_;
   SettleTracker& tracker_;
-  BatchApplier applier_;  // apply thread only
+  BatchApplier applier_;  // Begin on the apply thread, Finish on the completion thread
   const std::atomic<bool>& stop_;
   std::mutex mu_;
-  std::condition_variable cv_;
+  std::condition_variable cv_;     // hand-overs
+  std::condition_variable op_cv_;  // ops in flight
   // Per partition: a fetch handed over and not yet taken by the apply thread.
-  std::vector<bool> ready_;              // guarded by mu_
-  std::vector<natsMsgList> handed_;      // guarded by mu_
+  std::vector<std::deque<natsMsgList>> handed_;  // guarded by mu_
+  std::deque<Op> submitted_;             // guarded by mu_: not yet taken to settle
+  size_t in_flight_ = 0;                 // guarded by mu_: submitted, not yet settled
+  bool applying_done_ = false;           // guarded by mu_: the apply thread ended
   std::vector<std::thread> fetchers_;
   std::thread applier_thread_;
+  std::thread completer_thread_;
 };
 
 }  // namespace apollo::bus::nats
