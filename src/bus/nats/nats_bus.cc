@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <atomic>
+#include <condition_variable>
+#include <deque>
 #include <cstdlib>
 #include <mutex>
 #include <thread>
@@ -26,6 +28,16 @@ constexpr uint64_t kLagScanMax = 32;
 // Apply threads (consumer_worker.h); each owns every kConsumerWorkers-th
 // partition and applies what their fetchers handed over in one store op.
 constexpr int kConsumerWorkers = 1;
+// A send round stops taking queued Publish calls beyond this many bytes of
+// payload (a message per partition must stay under nats-server's 1 MB
+// max_payload; one call is always sent, whatever its size).
+constexpr size_t kRoundBytesMax = 256 * 1024;
+
+size_t PayloadBytes(const std::vector<Event>& events) {
+  size_t n = 0;
+  for (const Event& e : events) n += e.payload.size() + e.task_id.size() + e.node_id.size() + 32;
+  return n;
+}
 
 // One publisher's JetStream context: async publishes of a batch, then a wait
 // for all their acks. Errors arrive on cnats' thread through ErrHandler.
@@ -79,9 +91,27 @@ class NatsBus final : public EventBus {
   // it at once races with that removal in nats-server 2.9 and leaves a
   // stream that accepts messages it cannot read back). mu_ held.
   void RecreateIfMissingLocked();
+  // Running and connected; else kUnavailable (fail fast). mu_ held.
+  Status ReadyLocked() const;
   Result<std::unique_ptr<PubCtx>> TakeCtx();
   void GiveCtx(std::unique_ptr<PubCtx> c);
-  Status PublishAll(PubCtx& c, const std::string& node_id, const std::vector<Event>& events);
+
+  // A Publish call's events on their way to JetStream (see Send).
+  struct Outgoing {
+    const std::vector<Event>* events = nullptr;
+    Status status;
+    bool done = false;
+  };
+  // Sends `mine` together with the Publish calls queued behind it: one
+  // message per partition for all of them, because JetStream's cost (and
+  // its latency on a loaded machine) is per message. The caller at the front
+  // of the queue sends for everyone queued (leveldb's writer queue); the
+  // others wait for its outcome. Returns once the messages are stored.
+  Status Send(Outgoing& mine);
+  // One round: publishes `round`'s events, one message per partition, and
+  // waits for JetStream's acks; on failure, repairs the stream if needed.
+  Status SendRound(const std::vector<Outgoing*>& round);
+  Status PublishAll(PubCtx& c, const std::vector<Outgoing*>& round);
   // Events in the messages the stream holds on `subject` (`messages` of
   // them by the consumer's count), read from their kEventsHeader (at most
   // kLagScanMax messages; the rest estimated from their average), and the
@@ -110,6 +140,10 @@ class NatsBus final : public EventBus {
   std::vector<std::unique_ptr<ConsumerWorker>> workers_;        // own consumers_
   std::atomic<bool> stopping_{false};                           // ends the workers
   TimePoint recovered_at_{};  // guarded by mu_: last RecoverStreamLocked
+
+  std::mutex send_mu_;
+  std::condition_variable send_cv_;
+  std::deque<Outgoing*> outgoing_;  // guarded by send_mu_; the front one sends
 };
 
 constexpr Duration kRecoverEvery = std::chrono::seconds(5);
@@ -218,12 +252,17 @@ void NatsBus::Stop() {
   conn_.reset();
 }
 
-Result<std::unique_ptr<PubCtx>> NatsBus::TakeCtx() {
-  std::lock_guard<std::mutex> lock(mu_);
+Status NatsBus::ReadyLocked() const {
   if (!running_) return Status::Unavailable("event bus not running");
   if (natsConnection_Status(conn_.get()) != NATS_CONN_STATUS_CONNECTED) {
     return Status::Unavailable("event bus " + url_ + " disconnected (retry)");
   }
+  return Status::Ok();
+}
+
+Result<std::unique_ptr<PubCtx>> NatsBus::TakeCtx() {
+  std::lock_guard<std::mutex> lock(mu_);
+  APOLLO_RETURN_IF_ERROR(ReadyLocked());
   if (!idle_.empty()) {
     auto c = std::move(idle_.back());
     idle_.pop_back();
@@ -246,24 +285,17 @@ void NatsBus::GiveCtx(std::unique_ptr<PubCtx> c) {
   if (running_) idle_.push_back(std::move(c));
 }
 
-Status NatsBus::PublishAll(PubCtx& c, const std::string& node_id,
-                           const std::vector<Event>& events) {
+Status NatsBus::PublishAll(PubCtx& c, const std::vector<Outgoing*>& round) {
   const std::string now_us = std::to_string(ToUnixMicros(clock_.Now()));
   const int parts = static_cast<int>(published_.size());
-  // One message per partition the batch touches, its events in publish order
-  // (JetStream's per-message work, not the bytes, is what limits throughput).
-  std::vector<std::vector<const Event*>> groups(static_cast<size_t>(parts));
-  std::vector<int> order;  // partitions in order of first appearance
-  for (const Event& e : events) {
-    int p = PartitionOf(e.task_id, parts);
-    if (groups[static_cast<size_t>(p)].empty()) order.push_back(p);
-    groups[static_cast<size_t>(p)].push_back(&e);
-  }
-  for (int p : order) {
-    const std::vector<const Event*>& group = groups[static_cast<size_t>(p)];
+  std::vector<const std::vector<Event>*> calls;
+  for (const Outgoing* o : round) calls.push_back(o->events);
+  for (const PartitionGroup& g : GroupByPartition(calls, parts)) {
+    const int p = g.partition;
+    const std::vector<const Event*>& group = g.events;
     std::string subject = options_.subject_prefix + "." + std::to_string(p);
     std::string data = EncodeGroup(group);
-    std::string id = GroupMsgId(node_id, p, group);
+    std::string id = GroupMsgId(p, group);
     std::string count = std::to_string(group.size());
     natsMsg* m = nullptr;
     APOLLO_RETURN_IF_ERROR(FromNats(
@@ -287,6 +319,61 @@ Status NatsBus::PublishAll(PubCtx& c, const std::string& node_id,
   return c.error;
 }
 
+Status NatsBus::Send(Outgoing& mine) {
+  std::unique_lock<std::mutex> lock(send_mu_);
+  outgoing_.push_back(&mine);
+  send_cv_.wait(lock, [&] { return mine.done || outgoing_.front() == &mine; });
+  if (mine.done) return mine.status;
+  // At the front: send for everyone queued, up to kRoundBytesMax.
+  std::vector<Outgoing*> round;
+  size_t bytes = 0;
+  for (Outgoing* o : outgoing_) {
+    size_t b = PayloadBytes(*o->events);
+    if (!round.empty() && bytes + b > kRoundBytesMax) break;
+    round.push_back(o);
+    bytes += b;
+  }
+  lock.unlock();
+  Status s = SendRound(round);
+
+  lock.lock();
+  for (Outgoing* o : round) {
+    outgoing_.pop_front();  // the round is the front of the queue
+    o->status = s;
+    o->done = true;
+  }
+  lock.unlock();
+  send_cv_.notify_all();  // the round's callers, and the next sender
+  return s;
+}
+
+Status NatsBus::SendRound(const std::vector<Outgoing*>& round) {
+  Result<std::unique_ptr<PubCtx>> ctx = TakeCtx();
+  if (!ctx.ok()) return ctx.status();
+  Status s = PublishAll(**ctx, round);
+  if (s.ok()) {
+    GiveCtx(std::move(*ctx));
+    return s;
+  }
+  // The context may hold unacknowledged messages: do not reuse it. The
+  // callers' registered waiters expire unheard; they retry.
+  bool store_failed = false;
+  {
+    std::lock_guard<std::mutex> lock((*ctx)->mu);
+    store_failed = (*ctx)->store_failed;
+  }
+  if (s.code() != StatusCode::kUnavailable ||
+      natsConnection_Status(conn_.get()) == NATS_CONN_STATUS_CONNECTED) {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (running_ && store_failed) {
+      RecoverStreamLocked();
+    } else if (running_) {
+      RecreateIfMissingLocked();  // the stream may have been deleted
+    }
+  }
+  return s.code() == StatusCode::kUnavailable ? s : Status::Unavailable(s.message());
+}
+
 std::future<Result<PublishAck>> NatsBus::Publish(std::string node_id, std::vector<Event> events) {
   auto fail = [](Status s) {
     std::promise<Result<PublishAck>> p;
@@ -298,31 +385,15 @@ std::future<Result<PublishAck>> NatsBus::Publish(std::string node_id, std::vecto
     if (e.node_id != node_id) return fail(Status::InvalidArgument("event of another node"));
     seqs.push_back(e.sequence_number);
   }
-  Result<std::unique_ptr<PubCtx>> ctx = TakeCtx();
-  if (!ctx.ok()) return fail(ctx.status());
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (Status s = ReadyLocked(); !s.ok()) return fail(s);
+  }
   // Registered before publishing: a commit can come back before we return.
   auto future = tracker_.Register(node_id, seqs, options_.commit_timeout);
-  Status s = PublishAll(**ctx, node_id, events);
-  if (!s.ok()) {
-    // The context may hold unacknowledged messages: do not reuse it. The
-    // registered waiter expires unheard; the caller retries.
-    bool store_failed = false;
-    {
-      std::lock_guard<std::mutex> lock((*ctx)->mu);
-      store_failed = (*ctx)->store_failed;
-    }
-    if (s.code() != StatusCode::kUnavailable || natsConnection_Status(conn_.get()) ==
-                                                    NATS_CONN_STATUS_CONNECTED) {
-      std::lock_guard<std::mutex> lock(mu_);
-      if (running_ && store_failed) {
-        RecoverStreamLocked();
-      } else if (running_) {
-        RecreateIfMissingLocked();  // the stream may have been deleted
-      }
-    }
-    return fail(s.code() == StatusCode::kUnavailable ? s : Status::Unavailable(s.message()));
-  }
-  GiveCtx(std::move(*ctx));
+  Outgoing mine;
+  mine.events = &events;
+  if (Status s = Send(mine); !s.ok()) return fail(s);
   // Republished events that JetStream dropped as duplicates of events already
   // committed will not be delivered again: the store's mark settles them.
   Result<uint64_t> hwm = store_.HighestStoredSeq(node_id);

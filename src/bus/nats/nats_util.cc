@@ -1,9 +1,11 @@
 #include "bus/nats/nats_util.h"
 
+#include <algorithm>
 #include <cstdio>
 
 #include "apollo/v1/agent.pb.h"
 #include "apollo/v1/event.pb.h"
+#include "bus/event_bus.h"
 
 namespace apollo::bus::nats {
 
@@ -74,8 +76,25 @@ Result<std::vector<Event>> DecodeMessage(std::string_view bytes, bool grouped) {
   return out;
 }
 
-std::string GroupMsgId(const std::string& node_id, int partition,
-                       const std::vector<const Event*>& events) {
+std::vector<PartitionGroup> GroupByPartition(const std::vector<const std::vector<Event>*>& calls,
+                                             int partitions) {
+  std::vector<int> slot(static_cast<size_t>(std::max(1, partitions)), -1);
+  std::vector<PartitionGroup> out;
+  for (const std::vector<Event>* call : calls) {
+    for (const Event& e : *call) {
+      int p = PartitionOf(e.task_id, partitions);
+      int& k = slot[static_cast<size_t>(p)];
+      if (k < 0) {
+        k = static_cast<int>(out.size());
+        out.push_back(PartitionGroup{p, {}});
+      }
+      out[static_cast<size_t>(k)].events.push_back(&e);
+    }
+  }
+  return out;
+}
+
+std::string GroupMsgId(int partition, const std::vector<const Event*>& events) {
   // FNV-1a 64 over the event ids, each followed by a separator.
   uint64_t h = 1469598103934665603ULL;
   auto mix = [&h](std::string_view s) {
@@ -89,10 +108,9 @@ std::string GroupMsgId(const std::string& node_id, int partition,
   for (const Event* e : events) mix(e->event_id());
   char hash[17];
   std::snprintf(hash, sizeof hash, "%016llx", static_cast<unsigned long long>(h));
-  uint64_t first = events.empty() ? 0 : events.front()->sequence_number;
-  uint64_t last = events.empty() ? 0 : events.back()->sequence_number;
-  return node_id + ":" + std::to_string(first) + "-" + std::to_string(last) + ":p" +
-         std::to_string(partition) + ":" + std::to_string(events.size()) + ":" + hash;
+  std::string first = events.empty() ? std::string("-") : events.front()->event_id();
+  return first + ":p" + std::to_string(partition) + ":" + std::to_string(events.size()) + ":" +
+         hash;
 }
 
 }  // namespace apollo::bus::nats

@@ -39,22 +39,32 @@ std::string EncodeRaw(const Event& e);
 // Parses without validating. kDataLoss if the bytes are not an Event.
 Result<Event> DecodeRaw(std::string_view bytes);
 
-// One JetStream message carries the events of one publish call that fall in
-// one partition, in publish order, as apollo.v1.EventBatch bytes; the header
-// kEventsHeader holds how many (lag counts events, not messages). A message
-// without that header is a single apollo.v1.Event (the format before groups).
+// One JetStream message carries the events that one send round (the Publish
+// calls sent together, nats_bus.cc) has for one partition, in publish order,
+// as apollo.v1.EventBatch bytes; the header kEventsHeader holds how many (lag
+// counts events, not messages). A message without that header is a single
+// apollo.v1.Event (the format before groups).
 std::string EncodeGroup(const std::vector<const Event*>& events);
 // The events of a message's data; `grouped` = the message has kEventsHeader.
 // Parses without validating. kDataLoss if the bytes are neither form.
 Result<std::vector<Event>> DecodeMessage(std::string_view bytes, bool grouped);
 
-// The group's Nats-Msg-Id: "<node>:<first_seq>-<last_seq>:p<partition>:
-// <count>:<hash of the event ids>". The same events in the same partition
-// give the same id, so JetStream drops a republished batch within its
-// duplicate window; a resend grouped differently gets a new id and reaches
-// the store, whose event_id dedup and per-node mark catch it.
-std::string GroupMsgId(const std::string& node_id, int partition,
-                       const std::vector<const Event*>& events);
+// A send round's events by partition (PartitionOf their task_id): one group
+// per partition touched, in order of first appearance; within a group, the
+// calls in round order and each call's events in its order.
+struct PartitionGroup {
+  int partition = 0;
+  std::vector<const Event*> events;
+};
+std::vector<PartitionGroup> GroupByPartition(const std::vector<const std::vector<Event>*>& calls,
+                                             int partitions);
+
+// The group's Nats-Msg-Id: "<first event's id>:p<partition>:<count>:<hash of
+// the event ids>". The same events in the same partition give the same id,
+// so JetStream drops a republished group within its duplicate window; a
+// resend grouped differently gets a new id and reaches the store, whose
+// event_id dedup and per-node mark catch it.
+std::string GroupMsgId(int partition, const std::vector<const Event*>& events);
 
 // Header carrying the publisher's clock (µs since the epoch) for lag ages.
 inline constexpr const char* kPublishedAtHeader = "Apollo-Published-At";

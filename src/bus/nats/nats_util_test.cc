@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include "bus/event_bus.h"
+
 namespace apollo::bus::nats {
 namespace {
 
@@ -55,11 +57,51 @@ TEST(NatsWire, GroupMsgIdIsDeterministicAndNamesItsMembers) {
     for (const Event& e : v) out.push_back(&e);
     return out;
   };
-  std::string id = GroupMsgId("n1", 4, ptrs(a));
-  EXPECT_EQ(id.rfind("n1:3-7:p4:3:", 0), 0u) << id;
-  EXPECT_EQ(GroupMsgId("n1", 4, ptrs(again)), id);
-  EXPECT_NE(GroupMsgId("n1", 4, ptrs(fewer)), id);
-  EXPECT_NE(GroupMsgId("n1", 5, ptrs(a)), id);
+  std::string id = GroupMsgId(4, ptrs(a));
+  EXPECT_EQ(id.rfind(a[0].event_id() + ":p4:3:", 0), 0u) << id;
+  EXPECT_EQ(GroupMsgId(4, ptrs(again)), id);
+  EXPECT_NE(GroupMsgId(4, ptrs(fewer)), id);
+  EXPECT_NE(GroupMsgId(5, ptrs(a)), id);
+  std::vector<Event> other_node = a;  // same seqs from another node
+  for (Event& e : other_node) e.node_id = "n2";
+  EXPECT_NE(GroupMsgId(4, ptrs(other_node)), id);
+}
+
+TEST(NatsWire, ASendRoundIsOneGroupPerPartitionInCallOrder) {
+  // Two Publish calls sent in one round (nats_bus.cc Send).
+  std::vector<Event> first, second;
+  for (uint64_t s = 1; s <= 40; ++s) first.push_back(Ev("t" + std::to_string(s % 10), s));
+  for (uint64_t s = 1; s <= 40; ++s) {
+    second.push_back(Ev("t" + std::to_string(s % 10), s));
+    second.back().node_id = "n2";
+  }
+  constexpr int kParts = 4;
+  std::vector<PartitionGroup> groups = GroupByPartition({&first, &second}, kParts);
+  ASSERT_FALSE(groups.empty());
+  EXPECT_LE(groups.size(), static_cast<size_t>(kParts));
+  // Groups in order of first appearance, one per partition.
+  EXPECT_EQ(groups[0].partition, PartitionOf(first[0].task_id, kParts));
+  size_t total = 0;
+  for (size_t g = 0; g < groups.size(); ++g) {
+    for (size_t h = g + 1; h < groups.size(); ++h) {
+      EXPECT_NE(groups[g].partition, groups[h].partition);
+    }
+    // Every event in its task's partition; the first call's events before
+    // the second's, each call's in its own order.
+    const Event* prev = nullptr;
+    for (const Event* e : groups[g].events) {
+      EXPECT_EQ(PartitionOf(e->task_id, kParts), groups[g].partition);
+      if (prev && prev->node_id == e->node_id) {
+        EXPECT_LT(prev->sequence_number, e->sequence_number);
+      }
+      if (prev) {
+        EXPECT_FALSE(prev->node_id == "n2" && e->node_id == "n1");
+      }
+      prev = e;
+    }
+    total += groups[g].events.size();
+  }
+  EXPECT_EQ(total, first.size() + second.size());
 }
 
 }  // namespace
