@@ -15,10 +15,18 @@ constexpr auto kApplyIdle = std::chrono::milliseconds(100);
 // Store ops submitted and not yet settled. Two keep the store's writer busy
 // (one committing, one queued); more only cut the queued work into more ops.
 constexpr size_t kOpsInFlight = 2;
-// Fetches a partition may hand over before the apply thread takes them. The
-// fetcher long-polls again at once instead of waiting for the take, so the
-// server has a pull request to deliver to while the apply thread is busy.
+// Fetched messages a partition may have waiting for the apply thread, in
+// fetches of batch_max. The fetcher long-polls again at once instead of
+// waiting for the take, so the server has a pull request to deliver to while
+// the apply thread is busy.
 constexpr size_t kHandOversMax = 4;
+// How long the apply thread holds back a send round some of whose messages
+// have not arrived (round_cut.h). Its parts arrive within ~1-3 ms here.
+constexpr Duration kRoundWait = std::chrono::milliseconds(5);
+
+TimePoint Now() {
+  return std::chrono::time_point_cast<Duration>(std::chrono::system_clock::now());
+}
 
 // Events a message says it carries (kEventsHeader; none: one).
 size_t EventsIn(natsMsg* m) {
@@ -32,7 +40,9 @@ ConsumerWorker::ConsumerWorker(std::vector<PartitionConsumer*> parts, const BusO
                                store::StateStore& store, DeadLetterBook& book,
                                TaskDirectory& tasks, SettleTracker& tracker,
                                const std::atomic<bool>& stop)
-    : parts_(std::move(parts)), options_(options), tracker_(tracker),
+    : parts_(std::move(parts)), options_(options),
+      handed_max_(kHandOversMax * static_cast<size_t>(std::max(1, options.batch_max))),
+      tracker_(tracker),
       applier_(store, book, tasks, options.max_deliver), stop_(stop) {}
 
 void ConsumerWorker::Start() {
@@ -43,7 +53,8 @@ void ConsumerWorker::Start() {
 }
 
 void ConsumerWorker::Join() {
-  cv_.notify_all();
+  fetch_cv_.notify_all();
+  apply_cv_.notify_all();
   for (std::thread& t : fetchers_) {
     if (t.joinable()) t.join();
   }
@@ -57,8 +68,8 @@ void ConsumerWorker::Join() {
   // Settles what was submitted (the store completes every op it took).
   if (completer_thread_.joinable()) completer_thread_.join();
   // Handed over, never applied: unacknowledged, so redelivered after ack_wait.
-  for (std::deque<natsMsgList>& q : handed_) {
-    for (natsMsgList& l : q) natsMsgList_Destroy(&l);
+  for (std::deque<Handed>& q : handed_) {
+    for (Handed& h : q) natsMsg_Destroy(h.msg);
     q.clear();
   }
   for (PartitionConsumer* p : parts_) p->Reset();
@@ -68,21 +79,32 @@ void ConsumerWorker::FetchLoop(size_t i) {
   PartitionConsumer* part = parts_[i];
   while (!stop_) {
     {
-      // At most kHandOversMax waiting hand-overs per partition.
       std::unique_lock<std::mutex> lock(mu_);
-      cv_.wait_for(lock, kApplyIdle,
-                   [&] { return stop_ || handed_[i].size() < kHandOversMax; });
+      fetch_cv_.wait_for(lock, kApplyIdle,
+                         [&] { return stop_ || handed_[i].size() < handed_max_; });
       if (stop_) return;
-      if (handed_[i].size() >= kHandOversMax) continue;
+      if (handed_[i].size() >= handed_max_) continue;
     }
     natsMsgList list{};
     PartitionConsumer::Polled r = part->Poll(kFetchWaitMs, &list);
     if (r == PartitionConsumer::Polled::kMessages) {
+      const TimePoint now = Now();
+      std::vector<Handed> got;
+      got.reserve(static_cast<size_t>(list.Count));
+      for (int k = 0; k < list.Count; ++k) {
+        const char* tag = nullptr;
+        natsMsgHeader_Get(list.Msgs[k], kRoundHeader, &tag);
+        std::optional<RoundTag> round = ParseRoundTag(tag);
+        got.push_back(Handed{list.Msgs[k], Waiting{round ? round->id : std::string(),
+                                                   round ? round->parts : 1, now}});
+        list.Msgs[k] = nullptr;  // kept: the list only frees its array
+      }
+      natsMsgList_Destroy(&list);
       {
         std::lock_guard<std::mutex> lock(mu_);
-        handed_[i].push_back(list);
+        for (Handed& h : got) handed_[i].push_back(std::move(h));
       }
-      cv_.notify_all();
+      apply_cv_.notify_one();
       continue;
     }
     natsMsgList_Destroy(&list);
@@ -98,26 +120,55 @@ void ConsumerWorker::FetchLoop(size_t i) {
 void ConsumerWorker::ApplyLoop() {
   while (!stop_) {
     tracker_.Expire();
-    std::vector<Fetched> taken;
+    Taken taken;
     {
+      // Cut as late as possible: once the store has room for another op,
+      // so that what arrived meanwhile goes in it.
       std::unique_lock<std::mutex> lock(mu_);
-      cv_.wait_for(lock, kApplyIdle, [&] {
-        return stop_ || std::any_of(handed_.begin(), handed_.end(),
-                                    [](const auto& q) { return !q.empty(); });
-      });
+      auto ready = [&] {
+        return in_flight_ < kOpsInFlight &&
+               std::any_of(handed_.begin(), handed_.end(),
+                           [](const auto& q) { return !q.empty(); });
+      };
+      apply_cv_.wait_for(lock, kApplyIdle, [&] { return stop_ || ready(); });
       if (stop_) return;
-      for (size_t i = 0; i < handed_.size(); ++i) {
-        for (natsMsgList& l : handed_[i]) taken.push_back(Fetched{parts_[i], l});
-        handed_[i].clear();
+      if (!ready()) continue;
+      std::optional<TimePoint> recheck;
+      taken = TakeLocked(&recheck);
+      if (taken.empty()) {
+        // Every waiting message belongs to a round still arriving.
+        if (recheck) apply_cv_.wait_until(lock, *recheck);
+        continue;
       }
     }
-    if (taken.empty()) continue;
-    cv_.notify_all();  // the fetchers may fetch the next while this applies
+    fetch_cv_.notify_all();  // the fetchers may fetch more while this applies
     Apply(taken);
   }
 }
 
-void ConsumerWorker::Apply(std::vector<Fetched>& fetched) {
+ConsumerWorker::Taken ConsumerWorker::TakeLocked(std::optional<TimePoint>* recheck) {
+  std::vector<std::vector<Waiting>> view(handed_.size());
+  for (size_t p = 0; p < handed_.size(); ++p) {
+    view[p].reserve(handed_[p].size());
+    for (const Handed& h : handed_[p]) view[p].push_back(h.wait);
+  }
+  Cut cut = CutAtWholeRounds(view, Now(), kRoundWait);
+  *recheck = cut.recheck;
+  Taken taken;
+  for (size_t p = 0; p < handed_.size(); ++p) {
+    if (cut.take[p] == 0) continue;
+    std::vector<natsMsg*> msgs;
+    msgs.reserve(cut.take[p]);
+    for (size_t k = 0; k < cut.take[p]; ++k) {
+      msgs.push_back(handed_[p].front().msg);
+      handed_[p].pop_front();
+    }
+    taken.emplace_back(parts_[p], std::move(msgs));
+  }
+  return taken;
+}
+
+void ConsumerWorker::Apply(Taken& taken) {
   // Store ops of at most batch_max events per owned partition, split at
   // message boundaries; a partition's messages stay in fetch order across
   // ops (the store commits ops in submission order).
@@ -125,31 +176,31 @@ void ConsumerWorker::Apply(std::vector<Fetched>& fetched) {
   std::vector<Delivery> batch;
   Held held;
   size_t events = 0;
-  for (Fetched& f : fetched) {
-    for (int i = 0; i < f.list.Count; ++i) {
-      natsMsg* m = f.list.Msgs[i];
+  std::vector<natsMsg*> owned;
+  for (auto& [part, msgs] : taken) {
+    for (natsMsg* m : msgs) {
       size_t n = EventsIn(m);
       if (events > 0 && events + n > op_max) {
         Submit(batch, held, {});
         events = 0;
       }
-      if (held.empty() || held.back().first != f.part) {
-        held.emplace_back(f.part, std::vector<HeldMsg>{});
+      if (held.empty() || held.back().first != part) {
+        held.emplace_back(part, std::vector<HeldMsg>{});
       }
-      f.part->Collect(&m, 1, batch, held.back().second);
+      natsMsg* one = m;
+      part->Collect(&one, 1, batch, held.back().second);
+      owned.push_back(m);
       events += n;
     }
   }
   // The messages live until the last op that holds any of them is settled;
   // ops are settled in submission order.
-  std::vector<natsMsgList> lists;
-  for (Fetched& f : fetched) lists.push_back(f.list);
-  Submit(batch, held, std::move(lists));
+  Submit(batch, held, std::move(owned));
 }
 
 void ConsumerWorker::Submit(std::vector<Delivery>& batch, Held& held,
-                            std::vector<natsMsgList> lists) {
-  if (batch.empty() && lists.empty()) return;
+                            std::vector<natsMsg*> msgs) {
+  if (batch.empty() && msgs.empty()) return;
   {
     // Not abandoned at stop: the completion thread settles what is in
     // flight, so there is always room again.
@@ -160,7 +211,7 @@ void ConsumerWorker::Submit(std::vector<Delivery>& batch, Held& held,
   Op op;
   op.batch = std::move(batch);
   op.held = std::move(held);
-  op.lists = std::move(lists);
+  op.msgs = std::move(msgs);
   if (!op.batch.empty()) op.pending = applier_.Begin(op.batch);
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -187,6 +238,7 @@ void ConsumerWorker::CompleteLoop() {
       --in_flight_;
     }
     op_cv_.notify_all();
+    apply_cv_.notify_one();
   }
 }
 
@@ -206,7 +258,7 @@ void ConsumerWorker::Settle(Op& op) {
     }
     tracker_.CommittedAll(commits);
   }
-  for (natsMsgList& l : op.lists) natsMsgList_Destroy(&l);
+  for (natsMsg* m : op.msgs) natsMsg_Destroy(m);
 }
 
 }  // namespace apollo::bus::nats

@@ -2,8 +2,10 @@
 
 // The consumer side of the NATS bus for a set of partitions: one fetch
 // thread per partition (PartitionConsumer::Poll, a long-poll), one apply
-// thread that takes whatever the fetchers have handed over, from all its
-// partitions, and submits it as one store op (BatchApplier::Begin; ops of at
+// thread that takes what the fetchers have handed over, from all its
+// partitions, once the store has room for an op, holding back a send round
+// not all of whose messages have arrived (round_cut.h: a publish completes
+// with its last event), and submits it as one store op (BatchApplier::Begin; ops of at
 // most batch_max events per owned partition; a message is never split; each
 // partition's messages in fetch order), and one completion thread that waits
 // for the ops (BatchApplier::Finish); each partition then acks / naks its own
@@ -13,7 +15,7 @@
 // Independent per-partition loops each applying their own fetch put ~200
 // events in a transaction; fetching from each partition in turn from one
 // thread costs a round trip per partition per op. Here the fetches run in
-// parallel (up to kHandOversMax hand-overs waiting per partition, so a
+// parallel (up to kHandOversMax fetches waiting per partition, so a
 // fetcher long-polls again at once), and while the store commits one op the
 // fetchers already collect the next, so each op carries everything that
 // arrived meanwhile.
@@ -42,6 +44,7 @@
 #include <condition_variable>
 #include <deque>
 #include <mutex>
+#include <optional>
 #include <thread>
 #include <utility>
 #include <vector>
@@ -49,6 +52,7 @@
 #include "bus/applier.h"
 #include "bus/event_bus.h"
 #include "bus/nats/nats_consumer.h"
+#include "bus/nats/round_cut.h"
 #include "bus/settle_tracker.h"
 
 namespace apollo::bus::nats {
@@ -66,36 +70,41 @@ class ConsumerWorker {
   void Join();
 
  private:
-  struct Fetched {
-    PartitionConsumer* part;
-    natsMsgList list;
+  // A message a fetcher handed over, not yet taken by the apply thread.
+  struct Handed {
+    natsMsg* msg;
+    Waiting wait;  // its send round, for CutAtWholeRounds
   };
+  using Taken = std::vector<std::pair<PartitionConsumer*, std::vector<natsMsg*>>>;
   using Held = std::vector<std::pair<PartitionConsumer*, std::vector<HeldMsg>>>;
   // A submitted store op and what to settle when it completes.
   struct Op {
     std::vector<Delivery> batch;
     Held held;
     PendingApply pending;
-    std::vector<natsMsgList> lists;  // destroyed once this op is settled
+    std::vector<natsMsg*> msgs;  // destroyed once this op is settled
   };
   void FetchLoop(size_t i);
   void ApplyLoop();
   void CompleteLoop();
-  void Apply(std::vector<Fetched>& fetched);
+  // Takes what CutAtWholeRounds allows (mu_ held); empty if nothing yet.
+  Taken TakeLocked(std::optional<TimePoint>* recheck);
+  void Apply(Taken& taken);
   // Submits `batch` (emptied) as one op; waits while kOpsInFlight are.
-  void Submit(std::vector<Delivery>& batch, Held& held, std::vector<natsMsgList> lists);
+  void Submit(std::vector<Delivery>& batch, Held& held, std::vector<natsMsg*> msgs);
   void Settle(Op& op);
 
   const std::vector<PartitionConsumer*> parts_;
   const BusOptions& options_;
+  const size_t handed_max_;  // per partition: messages waiting to be taken
   SettleTracker& tracker_;
   BatchApplier applier_;  // Begin on the apply thread, Finish on the completion thread
   const std::atomic<bool>& stop_;
   std::mutex mu_;
-  std::condition_variable cv_;     // hand-overs
-  std::condition_variable op_cv_;  // ops in flight
-  // Per partition: a fetch handed over and not yet taken by the apply thread.
-  std::vector<std::deque<natsMsgList>> handed_;  // guarded by mu_
+  std::condition_variable fetch_cv_;  // room in handed_
+  std::condition_variable apply_cv_;  // a hand-over, or room for an op
+  std::condition_variable op_cv_;     // ops submitted / settled
+  std::vector<std::deque<Handed>> handed_;  // guarded by mu_: per partition, in fetch order
   std::deque<Op> submitted_;             // guarded by mu_: not yet taken to settle
   size_t in_flight_ = 0;                 // guarded by mu_: submitted, not yet settled
   bool applying_done_ = false;           // guarded by mu_: the apply thread ended

@@ -4,7 +4,9 @@
 #include <atomic>
 #include <condition_variable>
 #include <deque>
+#include <cstdio>
 #include <cstdlib>
+#include <random>
 #include <mutex>
 #include <thread>
 #include <vector>
@@ -14,6 +16,7 @@
 #include "bus/nats/consumer_worker.h"
 #include "bus/nats/nats_consumer.h"
 #include "bus/nats/nats_util.h"
+#include "bus/nats/round_cut.h"
 #include "bus/settle_tracker.h"
 
 namespace apollo::bus {
@@ -32,6 +35,15 @@ constexpr int kConsumerWorkers = 1;
 // payload (a message per partition must stay under nats-server's 1 MB
 // max_payload; one call is always sent, whatever its size).
 constexpr size_t kRoundBytesMax = 256 * 1024;
+
+// "<16 random hex digits>.": this bus instance's round ids.
+std::string RoundPrefix() {
+  std::random_device rd;
+  uint64_t v = (static_cast<uint64_t>(rd()) << 32) ^ rd();
+  char buf[18];
+  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(v));
+  return std::string(buf) + ".";
+}
 
 size_t PayloadBytes(const std::vector<Event>& events) {
   size_t n = 0;
@@ -141,6 +153,9 @@ class NatsBus final : public EventBus {
   std::atomic<bool> stopping_{false};                           // ends the workers
   TimePoint recovered_at_{};  // guarded by mu_: last RecoverStreamLocked
 
+  // Round ids: unique per bus instance (the prefix) and round.
+  const std::string round_prefix_ = RoundPrefix();
+  std::atomic<uint64_t> rounds_sent_{0};
   std::mutex send_mu_;
   std::condition_variable send_cv_;
   std::deque<Outgoing*> outgoing_;  // guarded by send_mu_; the front one sends
@@ -290,7 +305,11 @@ Status NatsBus::PublishAll(PubCtx& c, const std::vector<Outgoing*>& round) {
   const int parts = static_cast<int>(published_.size());
   std::vector<const std::vector<Event>*> calls;
   for (const Outgoing* o : round) calls.push_back(o->events);
-  for (const PartitionGroup& g : GroupByPartition(calls, parts)) {
+  std::vector<PartitionGroup> groups = GroupByPartition(calls, parts);
+  const std::string round_tag = FormatRoundTag(
+      round_prefix_ + std::to_string(rounds_sent_.fetch_add(1, std::memory_order_relaxed)),
+      groups.size());
+  for (const PartitionGroup& g : groups) {
     const int p = g.partition;
     const std::vector<const Event*>& group = g.events;
     std::string subject = options_.subject_prefix + "." + std::to_string(p);
@@ -303,6 +322,7 @@ Status NatsBus::PublishAll(PubCtx& c, const std::vector<Outgoing*>& round) {
         "message"));
     natsMsgHeader_Set(m, kPublishedAtHeader, now_us.c_str());
     natsMsgHeader_Set(m, kEventsHeader, count.c_str());
+    natsMsgHeader_Set(m, kRoundHeader, round_tag.c_str());
     jsPubOptions po;
     jsPubOptions_Init(&po);
     po.MsgId = id.c_str();

@@ -70,5 +70,8 @@ std::string GroupMsgId(int partition, const std::vector<const Event*>& events);
 inline constexpr const char* kPublishedAtHeader = "Apollo-Published-At";
 // Header carrying the number of events in a grouped message.
 inline constexpr const char* kEventsHeader = "Apollo-Events";
+// Header naming the send round a message belongs to and how many messages
+// the round has (round_cut.h): "<round id>/<messages>".
+inline constexpr const char* kRoundHeader = "Apollo-Round";
 
 }  // namespace apollo::bus::nats
