@@ -23,6 +23,13 @@ constexpr size_t kHandOversMax = 4;
 // How long the apply thread holds back a send round some of whose messages
 // have not arrived (round_cut.h). Its parts arrive within ~1-3 ms here.
 constexpr Duration kRoundWait = std::chrono::milliseconds(5);
+// Holding is switched off for kNoHoldFor when kExpiredMax rounds ran out of
+// wait within kExpiredWindow: their other messages go elsewhere (another
+// orchestrator's consumers share the durable consumers), so waiting for
+// them only delays every round.
+constexpr size_t kExpiredMax = 5;
+constexpr Duration kExpiredWindow = std::chrono::seconds(1);
+constexpr Duration kNoHoldFor = std::chrono::seconds(30);
 
 TimePoint Now() {
   return std::chrono::time_point_cast<Duration>(std::chrono::system_clock::now());
@@ -152,8 +159,17 @@ ConsumerWorker::Taken ConsumerWorker::TakeLocked(std::optional<TimePoint>* reche
     view[p].reserve(handed_[p].size());
     for (const Handed& h : handed_[p]) view[p].push_back(h.wait);
   }
-  Cut cut = CutAtWholeRounds(view, Now(), kRoundWait);
+  const TimePoint now = Now();
+  Cut cut = CutAtWholeRounds(view, now, now < no_hold_until_ ? Duration{0} : kRoundWait);
   *recheck = cut.recheck;
+  if (cut.expired > 0 && now >= no_hold_until_) {
+    if (now - expired_since_ > kExpiredWindow) {
+      expired_since_ = now;
+      expired_ = 0;
+    }
+    expired_ += cut.expired;
+    if (expired_ >= kExpiredMax) no_hold_until_ = now + kNoHoldFor;
+  }
   Taken taken;
   for (size_t p = 0; p < handed_.size(); ++p) {
     if (cut.take[p] == 0) continue;

@@ -108,6 +108,11 @@ class ConsumerWorker {
   std::deque<Op> submitted_;             // guarded by mu_: not yet taken to settle
   size_t in_flight_ = 0;                 // guarded by mu_: submitted, not yet settled
   bool applying_done_ = false;           // guarded by mu_: the apply thread ended
+  // Rounds taken incomplete since expired_since_, and until when rounds are
+  // not held at all (see kExpiredMax). Apply thread only.
+  size_t expired_ = 0;
+  TimePoint expired_since_{};
+  TimePoint no_hold_until_{};
   std::vector<std::thread> fetchers_;
   std::thread applier_thread_;
   std::thread completer_thread_;

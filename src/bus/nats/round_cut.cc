@@ -44,7 +44,10 @@ Cut CutAtWholeRounds(const std::vector<std::vector<Waiting>>& waiting, TimePoint
   for (const auto& [id, s] : rounds) {
     if (s.present >= s.parts) continue;
     TimePoint expires = s.first + max_wait;
-    if (now >= expires) continue;
+    if (now >= expires) {
+      ++cut.expired;
+      continue;
+    }
     held.insert(id);
     if (!cut.recheck || expires < *cut.recheck) cut.recheck = expires;
   }

@@ -46,6 +46,8 @@ struct Cut {
   std::vector<size_t> take;  // per partition: how many from the front
   // Set when something is held: when the earliest hold expires.
   std::optional<TimePoint> recheck;
+  // Incomplete rounds no longer held: their wait ran out.
+  size_t expired = 0;
 };
 
 Cut CutAtWholeRounds(const std::vector<std::vector<Waiting>>& waiting, TimePoint now,

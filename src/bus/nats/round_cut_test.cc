@@ -55,9 +55,15 @@ TEST(RoundCut, NothingWaitsLongerThanMaxWait) {
   std::vector<std::vector<Waiting>> q = {{W("r1", 4), W("r2", 1)}, {W("r1", 4)}};
   Cut early = CutAtWholeRounds(q, kT0 + std::chrono::milliseconds(4), kWait);
   EXPECT_EQ(early.take, (std::vector<size_t>{0, 0}));
+  EXPECT_EQ(early.expired, 0u);
   Cut late = CutAtWholeRounds(q, kT0 + kWait, kWait);
   EXPECT_EQ(late.take, (std::vector<size_t>{2, 1}));
   EXPECT_FALSE(late.recheck.has_value());
+  EXPECT_EQ(late.expired, 1u);
+  // No wait at all (holding switched off): taken at once, counted.
+  Cut off = CutAtWholeRounds(q, kT0, Duration{0});
+  EXPECT_EQ(off.take, (std::vector<size_t>{2, 1}));
+  EXPECT_EQ(off.expired, 1u);
 }
 
 TEST(RoundCut, UntaggedMessagesNeverWait) {
