@@ -31,9 +31,7 @@ constexpr size_t kExpiredMax = 5;
 constexpr Duration kExpiredWindow = std::chrono::seconds(1);
 constexpr Duration kNoHoldFor = std::chrono::seconds(30);
 
-TimePoint Now() {
-  return std::chrono::time_point_cast<Duration>(std::chrono::system_clock::now());
-}
+Instant Now() { return std::chrono::steady_clock::now(); }
 
 // Events a message says it carries (kEventsHeader; none: one).
 size_t EventsIn(natsMsg* m) {
@@ -95,7 +93,7 @@ void ConsumerWorker::FetchLoop(size_t i) {
     natsMsgList list{};
     PartitionConsumer::Polled r = part->Poll(kFetchWaitMs, &list);
     if (r == PartitionConsumer::Polled::kMessages) {
-      const TimePoint now = Now();
+      const Instant now = Now();
       std::vector<Handed> got;
       got.reserve(static_cast<size_t>(list.Count));
       for (int k = 0; k < list.Count; ++k) {
@@ -140,7 +138,7 @@ void ConsumerWorker::ApplyLoop() {
       apply_cv_.wait_for(lock, kApplyIdle, [&] { return stop_ || ready(); });
       if (stop_) return;
       if (!ready()) continue;
-      std::optional<TimePoint> recheck;
+      std::optional<Instant> recheck;
       taken = TakeLocked(&recheck);
       if (taken.empty()) {
         // Every waiting message belongs to a round still arriving.
@@ -153,13 +151,13 @@ void ConsumerWorker::ApplyLoop() {
   }
 }
 
-ConsumerWorker::Taken ConsumerWorker::TakeLocked(std::optional<TimePoint>* recheck) {
+ConsumerWorker::Taken ConsumerWorker::TakeLocked(std::optional<Instant>* recheck) {
   std::vector<std::vector<Waiting>> view(handed_.size());
   for (size_t p = 0; p < handed_.size(); ++p) {
     view[p].reserve(handed_[p].size());
     for (const Handed& h : handed_[p]) view[p].push_back(h.wait);
   }
-  const TimePoint now = Now();
+  const Instant now = Now();
   Cut cut = CutAtWholeRounds(view, now, now < no_hold_until_ ? Duration{0} : kRoundWait);
   *recheck = cut.recheck;
   if (cut.expired > 0 && now >= no_hold_until_) {

@@ -88,7 +88,7 @@ class ConsumerWorker {
   void ApplyLoop();
   void CompleteLoop();
   // Takes what CutAtWholeRounds allows (mu_ held); empty if nothing yet.
-  Taken TakeLocked(std::optional<TimePoint>* recheck);
+  Taken TakeLocked(std::optional<Instant>* recheck);
   void Apply(Taken& taken);
   // Submits `batch` (emptied) as one op; waits while kOpsInFlight are.
   void Submit(std::vector<Delivery>& batch, Held& held, std::vector<natsMsg*> msgs);
@@ -111,8 +111,8 @@ class ConsumerWorker {
   // Rounds taken incomplete since expired_since_, and until when rounds are
   // not held at all (see kExpiredMax). Apply thread only.
   size_t expired_ = 0;
-  TimePoint expired_since_{};
-  TimePoint no_hold_until_{};
+  Instant expired_since_{};
+  Instant no_hold_until_{};
   std::vector<std::thread> fetchers_;
   std::thread applier_thread_;
   std::thread completer_thread_;

@@ -23,12 +23,12 @@ std::optional<RoundTag> ParseRoundTag(const char* value) {
   return RoundTag{std::string(v.substr(0, slash)), static_cast<size_t>(n)};
 }
 
-Cut CutAtWholeRounds(const std::vector<std::vector<Waiting>>& waiting, TimePoint now,
+Cut CutAtWholeRounds(const std::vector<std::vector<Waiting>>& waiting, Instant now,
                      Duration max_wait) {
   struct Seen {
     size_t present = 0;
     size_t parts = 1;
-    TimePoint first{};
+    Instant first{};
   };
   std::unordered_map<std::string_view, Seen> rounds;
   for (const auto& q : waiting) {
@@ -43,7 +43,7 @@ Cut CutAtWholeRounds(const std::vector<std::vector<Waiting>>& waiting, TimePoint
   std::unordered_set<std::string_view> held;
   for (const auto& [id, s] : rounds) {
     if (s.present >= s.parts) continue;
-    TimePoint expires = s.first + max_wait;
+    Instant expires = s.first + max_wait;
     if (now >= expires) {
       ++cut.expired;
       continue;

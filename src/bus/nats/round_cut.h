@@ -16,6 +16,7 @@
 //
 // Thread-safety: pure function.
 
+#include <chrono>
 #include <cstddef>
 #include <optional>
 #include <string>
@@ -25,6 +26,10 @@
 #include "core/clock.h"
 
 namespace apollo::bus::nats {
+
+// Hold times are measured on the monotonic clock: a wall-clock jump must not
+// hold a round for an hour.
+using Instant = std::chrono::steady_clock::time_point;
 
 // The kRoundHeader value: "<round id>/<messages in the round>".
 std::string FormatRoundTag(std::string_view round_id, size_t parts);
@@ -39,18 +44,18 @@ std::optional<RoundTag> ParseRoundTag(const char* value);
 struct Waiting {
   std::string round;  // empty: untagged, never waits
   size_t parts = 1;
-  TimePoint handed{};  // when it was handed over
+  Instant handed{};  // when it was handed over
 };
 
 struct Cut {
   std::vector<size_t> take;  // per partition: how many from the front
   // Set when something is held: when the earliest hold expires.
-  std::optional<TimePoint> recheck;
+  std::optional<Instant> recheck;
   // Incomplete rounds no longer held: their wait ran out.
   size_t expired = 0;
 };
 
-Cut CutAtWholeRounds(const std::vector<std::vector<Waiting>>& waiting, TimePoint now,
+Cut CutAtWholeRounds(const std::vector<std::vector<Waiting>>& waiting, Instant now,
                      Duration max_wait);
 
 }  // namespace apollo::bus::nats

@@ -8,7 +8,7 @@
 namespace apollo::bus::nats {
 namespace {
 
-const TimePoint kT0 = FromUnixMicros(1'700'000'000'000'000);
+const Instant kT0 = Instant{} + std::chrono::hours(1);
 constexpr Duration kWait = std::chrono::milliseconds(5);
 
 Waiting W(const std::string& round, size_t parts, int at_ms = 0) {
