@@ -5,18 +5,24 @@
 // Workload: `agents` publisher threads, one node each, each publishing
 // batches of `batch` events (ACCEPTED then SUCCEEDED for batch/2 tasks) and
 // waiting for each batch's commit before the next, as a gateway session does
-// (back-pressure). A fresh SQLite store (synchronous=FULL) per backend.
+// (back-pressure: it reads the agent's next batch after the commit). A fresh
+// SQLite store (synchronous=FULL) per backend. Two fleet sizes by default: 8
+// publishers (a closed loop this small is bound by each batch's latency, not
+// by anyone's throughput) and 64 (enough batches in flight to saturate the
+// store: throughput).
 //
-// usage: bus_bench [--tasks-per-agent N] [--agents N] [--batch N] [--partitions N]
-//                  [--only embedded|nats|store] [--rounds N]
-// Prints, per round (the cases of a round run back to back, so a ratio
-// compares runs seconds apart on a machine whose load swings):
-//   store events_per_s=...
-//   bus=embedded events_per_s=... ratio_to_store=...
-//   bus=nats events_per_s=... ratio_to_store=...
-// and with --rounds > 1 a closing line per bus with the median and the
-// lowest of its per-round ratios:
-//   summary bus=embedded rounds=N median_ratio=... min_ratio=...
+// usage: bus_bench [--agents N[,N...]] [--tasks-per-agent N] [--batch N]
+//                  [--partitions N] [--only embedded|nats|store] [--rounds N]
+// --tasks-per-agent defaults to 2000 for 8 publishers or fewer, else
+// 32000 / publishers (at least 125).
+// Prints, per fleet size and round (the cases of a round run back to back,
+// so a ratio compares runs seconds apart on a machine whose load swings):
+//   store publishers=8 events_per_s=...
+//   bus=embedded publishers=8 events_per_s=... ratio_to_store=...
+//   bus=nats publishers=8 events_per_s=... ratio_to_store=...
+// and with --rounds > 1 a closing line per bus and fleet size with the
+// median and the lowest of its per-round ratios:
+//   summary bus=embedded publishers=8 rounds=N median_ratio=... min_ratio=...
 // The NATS case starts its own nats-server -js on a free loopback port.
 #include <algorithm>
 #include <chrono>
@@ -26,6 +32,7 @@
 #include <filesystem>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "bus/open_bus.h"
@@ -39,8 +46,9 @@ namespace {
 using Steady = std::chrono::steady_clock;
 
 struct Args {
-  int agents = 8;
-  int tasks_per_agent = 2000;
+  std::vector<int> fleets = {8, 64};  // --agents
+  int agents = 8;                     // the fleet being run
+  int tasks_per_agent = 0;            // 0: by fleet size (see usage)
   int batch = 100;
   int partitions = 16;
   int rounds = 1;
@@ -151,7 +159,17 @@ int Main(int argc, char** argv) {
   Args args;
   for (int i = 1; i + 1 < argc; i += 2) {
     std::string k = argv[i], v = argv[i + 1];
-    if (k == "--agents") args.agents = std::atoi(v.c_str());
+    if (k == "--agents") {
+      args.fleets.clear();
+      for (size_t at = 0; at <= v.size();) {
+        size_t comma = v.find(',', at);
+        if (comma == std::string::npos) comma = v.size();
+        int n = std::atoi(v.substr(at, comma - at).c_str());
+        if (n < 1) return std::fprintf(stderr, "bus_bench: bad --agents %s\n", v.c_str()), 2;
+        args.fleets.push_back(n);
+        at = comma + 1;
+      }
+    }
     else if (k == "--tasks-per-agent") args.tasks_per_agent = std::atoi(v.c_str());
     else if (k == "--batch") args.batch = std::atoi(v.c_str());
     else if (k == "--only") args.only = v;
@@ -165,52 +183,60 @@ int Main(int argc, char** argv) {
     return d;
   };
   int rc = 0;
-  std::map<std::string, std::vector<double>> ratios;  // bus -> per-round ratio
-  for (int round = 0; round < args.rounds; ++round) {
-    if (args.rounds > 1) std::printf("round %d\n", round + 1);
-    const std::string tag = "r" + std::to_string(round);
-    double store_rate = 0;
-    if (args.only.empty() || args.only == "store") {
-      Result<double> r = RunCase(args, fresh(tag + "-store"), "");
-      if (!r.ok()) return std::fprintf(stderr, "store: %s\n", r.status().ToString().c_str()), 1;
-      store_rate = *r;
-      std::printf("store events_per_s=%.0f\n", store_rate);
-      std::fflush(stdout);
-    }
-    auto report = [&](const char* name, Result<double> r) {
-      if (!r.ok()) {
-        std::fprintf(stderr, "bus=%s: %s\n", name, r.status().ToString().c_str());
-        rc = 1;
-        return;
+  // (bus, publishers) -> per-round ratio
+  std::map<std::pair<std::string, int>, std::vector<double>> ratios;
+  const int tasks_given = args.tasks_per_agent;
+  for (int fleet : args.fleets) {
+    args.agents = fleet;
+    args.tasks_per_agent =
+        tasks_given > 0 ? tasks_given : (fleet <= 8 ? 2000 : std::max(125, 32000 / fleet));
+    const std::string who = "publishers=" + std::to_string(fleet);
+    for (int round = 0; round < args.rounds; ++round) {
+      if (args.rounds > 1) std::printf("round %d %s\n", round + 1, who.c_str());
+      const std::string tag = "p" + std::to_string(fleet) + "-r" + std::to_string(round);
+      double store_rate = 0;
+      if (args.only.empty() || args.only == "store") {
+        Result<double> r = RunCase(args, fresh(tag + "-store"), "");
+        if (!r.ok()) return std::fprintf(stderr, "store: %s\n", r.status().ToString().c_str()), 1;
+        store_rate = *r;
+        std::printf("store %s events_per_s=%.0f\n", who.c_str(), store_rate);
+        std::fflush(stdout);
       }
-      std::printf("bus=%s events_per_s=%.0f", name, *r);
-      if (store_rate > 0) {
-        std::printf(" ratio_to_store=%.2f", *r / store_rate);
-        ratios[name].push_back(*r / store_rate);
+      auto report = [&](const char* name, Result<double> r) {
+        if (!r.ok()) {
+          std::fprintf(stderr, "bus=%s: %s\n", name, r.status().ToString().c_str());
+          rc = 1;
+          return;
+        }
+        std::printf("bus=%s %s events_per_s=%.0f", name, who.c_str(), *r);
+        if (store_rate > 0) {
+          std::printf(" ratio_to_store=%.2f", *r / store_rate);
+          ratios[{name, fleet}].push_back(*r / store_rate);
+        }
+        std::printf("\n");
+        std::fflush(stdout);
+      };
+      if (args.only.empty() || args.only == "embedded") {
+        report("embedded", RunCase(args, fresh(tag + "-embedded"), "embedded"));
       }
-      std::printf("\n");
-      std::fflush(stdout);
-    };
-    if (args.only.empty() || args.only == "embedded") {
-      report("embedded", RunCase(args, fresh(tag + "-embedded"), "embedded"));
-    }
-    if (args.only.empty() || args.only == "nats") {
-      std::string d = fresh(tag + "-nats");
-      testing::NatsServer server(d);
-      Status st = server.Start();
-      if (!st.ok()) {
-        report("nats", st);
-      } else {
-        report("nats", RunCase(args, d, server.url()));
+      if (args.only.empty() || args.only == "nats") {
+        std::string d = fresh(tag + "-nats");
+        testing::NatsServer server(d);
+        Status st = server.Start();
+        if (!st.ok()) {
+          report("nats", st);
+        } else {
+          report("nats", RunCase(args, d, server.url()));
+        }
       }
     }
   }
   if (args.rounds > 1) {
-    for (auto& [name, v] : ratios) {
+    for (auto& [key, v] : ratios) {
       std::sort(v.begin(), v.end());
       double median = v.size() % 2 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
-      std::printf("summary bus=%s rounds=%zu median_ratio=%.2f min_ratio=%.2f\n", name.c_str(),
-                  v.size(), median, v.front());
+      std::printf("summary bus=%s publishers=%d rounds=%zu median_ratio=%.2f min_ratio=%.2f\n",
+                  key.first.c_str(), key.second, v.size(), median, v.front());
     }
   }
   std::error_code ec;
