@@ -33,6 +33,14 @@ constexpr Duration kNoHoldFor = std::chrono::seconds(30);
 
 Instant Now() { return std::chrono::steady_clock::now(); }
 
+bool Redelivered(natsMsg* m) {
+  jsMsgMetaData* meta = nullptr;
+  if (natsMsg_GetMetaData(&meta, m) != NATS_OK || !meta) return false;
+  bool again = meta->NumDelivered > 1;
+  jsMsgMetaData_Destroy(meta);
+  return again;
+}
+
 // Events a message says it carries (kEventsHeader; none: one).
 size_t EventsIn(natsMsg* m) {
   const char* v = nullptr;
@@ -100,6 +108,9 @@ void ConsumerWorker::FetchLoop(size_t i) {
         const char* tag = nullptr;
         natsMsgHeader_Get(list.Msgs[k], kRoundHeader, &tag);
         std::optional<RoundTag> round = ParseRoundTag(tag);
+        // A redelivery comes back alone (its round-mates were acked): it
+        // must not wait for them.
+        if (round && Redelivered(list.Msgs[k])) round.reset();
         got.push_back(Handed{list.Msgs[k], Waiting{round ? round->id : std::string(),
                                                    round ? round->parts : 1, now}});
         list.Msgs[k] = nullptr;  // kept: the list only frees its array

@@ -12,7 +12,8 @@
 // order), and so is any round with a part behind a held message; at most
 // `max_wait` after its first part was handed over (a part may never come:
 // another orchestrator's consumer may have fetched it). Messages without a
-// round tag (an older publisher) never wait.
+// round tag (an older publisher; the worker also drops the tag of a
+// redelivery, whose round-mates are done) never wait.
 //
 // Thread-safety: pure function.
 
