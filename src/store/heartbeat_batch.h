@@ -1,11 +1,14 @@
 #pragma once
 
-// The body both backends run, inside one write transaction, for
-// StateStore::RecordHeartbeats: each beat through the backend's own
-// `write_one(txn, node_id, at, mode)`; a node not registered (kNotFound) is
-// skipped, any other error fails the batch. Returns how many were recorded.
+// StateStore::RecordHeartbeats for both backends: the beats go to the
+// backend's writer as ONE op (weight: one per beat), which runs each through
+// the backend's own `write_one(txn, node_id, at, mode)` in that transaction;
+// a node not registered (kNotFound) is skipped, any other error fails the
+// batch. Returns how many were recorded.
 
 #include <span>
+#include <utility>
+#include <vector>
 
 #include "store/types.h"
 
@@ -22,6 +25,23 @@ Result<int> RecordHeartbeatBatch(Txn& txn, std::span<const NodeHeartbeat> beats,
     ++recorded;
   }
   return recorded;
+}
+
+// Submits the batch to `writer` (a backend's Writer, whose Submit<T>(weight,
+// fn) runs fn(WriteTxn&) in a transaction) and waits for it.
+template <class Writer, class WriteOne>
+Result<int> SubmitHeartbeatBatch(Writer& writer, std::span<const NodeHeartbeat> beats,
+                                 WriteOne write_one) {
+  if (beats.empty()) return 0;
+  std::vector<NodeHeartbeat> copy(beats.begin(), beats.end());
+  const int weight = static_cast<int>(copy.size());
+  return writer
+      .template Submit<int>(weight,
+                            [b = std::move(copy), write_one](auto& txn) -> Result<int> {
+                              return RecordHeartbeatBatch(
+                                  txn, std::span<const NodeHeartbeat>(b), write_one);
+                            })
+      .get();
 }
 
 }  // namespace apollo::store

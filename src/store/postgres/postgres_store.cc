@@ -82,14 +82,7 @@ class PostgresStore final : public StateStore {
     });
   }
   Result<int> RecordHeartbeats(std::span<const NodeHeartbeat> beats) override {
-    if (beats.empty()) return 0;
-    std::vector<NodeHeartbeat> copy(beats.begin(), beats.end());
-    int weight = static_cast<int>(copy.size());
-    return writer_
-        ->Submit<int>(weight, [b = std::move(copy)](WriteTxn& txn) -> Result<int> {
-          return RecordHeartbeatBatch(txn, std::span<const NodeHeartbeat>(b), WriteHeartbeat);
-        })
-        .get();
+    return SubmitHeartbeatBatch(*writer_, beats, WriteHeartbeat);
   }
   Result<std::vector<NodeInfo>> ListNodes() override {
     return readers_->Read([&](ReadCtx& db) { return QueryNodes(db); });
