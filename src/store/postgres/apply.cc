@@ -104,16 +104,7 @@ EventOutcome EventApplier::ApplyToRow(const Event& e, PgRow& row) {
   const TaskState target = *v.target;
   for (TaskState step : v.path.view()) {
     TaskState step_from = row.state;
-    RowChange change;
-    change.to = step;
-    change.attempt = row.attempt;
-    change.retries = row.retries;
-    FillDue(row, step, txn_.now(), {}, {}, row.retries, change);
-    if (step == TaskState::kSucceeded) change.result = e.payload;
-    if (step == TaskState::kFailed || step == TaskState::kTimeout) {
-      change.last_error = ErrorFromPayload(e.payload);
-    }
-    ChangeRow(txn_, row, change);
+    ChangeRow(txn_, row, WalkStep(row, step, e, txn_.now()));
     if (step == target) {
       History(e, row, step_from, Outcome::kApplied, step, "");
     } else {

@@ -68,45 +68,6 @@ Locked LockAndLoad(WriteTxn& txn, const std::set<RowKey>& keys,
   return out;
 }
 
-void FillDue(const PgRow& cur, TaskState to, TimePoint now,
-             std::optional<TimePoint> ack_deadline, std::optional<TimePoint> next_attempt_at,
-             int retries, RowChange& change) {
-  change.due_kind = DueKind::kNone;
-  change.due_at.reset();
-  change.blocked_reason.clear();
-  switch (to) {
-    case TaskState::kDispatched:
-      change.blocked_reason = "awaiting_ack since " + FormatRfc3339(now);
-      if (ack_deadline) {
-        change.due_kind = DueKind::kAckTimeout;
-        change.due_at = ToUnixMicros(*ack_deadline);
-      }
-      break;
-    case TaskState::kRunning:
-      if (cur.timeout_us > 0) {
-        change.due_kind = DueKind::kExecTimeout;
-        change.due_at = ToUnixMicros(now) + cur.timeout_us;
-      }
-      break;
-    case TaskState::kRetrying: {
-      TimePoint at = next_attempt_at.value_or(now);
-      change.due_kind = DueKind::kRetry;
-      change.due_at = ToUnixMicros(at);
-      change.blocked_reason = "backoff until " + FormatRfc3339(at);
-      break;
-    }
-    case TaskState::kFailed:
-    case TaskState::kTimeout:
-      if (retries < cur.max_retries) {
-        change.due_kind = DueKind::kRetryDecision;
-        change.due_at = ToUnixMicros(now);
-      }
-      break;
-    default:
-      break;
-  }
-}
-
 int64_t StorePayload(WriteTxn& txn, int64_t task_ref, std::string_view body) {
   pqxx::result r = txn.Exec(
       "INSERT INTO payloads(task_ref, body) VALUES ($1, $2) RETURNING payload_id", task_ref,
@@ -247,17 +208,6 @@ Result<TouchedFacts> WriteSet::Flush(WriteTxn& txn, RowMap& rows, SeqMap* seqs) 
   }
   if (seqs) FlushSeqs(txn, *seqs, /*with_marks=*/false);
   return facts;
-}
-
-std::string ErrorFromPayload(std::string_view payload) {
-  nlohmann::json j = nlohmann::json::parse(payload, nullptr, /*allow_exceptions=*/false);
-  if (j.is_object()) {
-    for (const char* key : {"error", "message"}) {
-      auto it = j.find(key);
-      if (it != j.end() && it->is_string()) return it->get<std::string>();
-    }
-  }
-  return std::string(payload.substr(0, kInlinePayloadMax));
 }
 
 }  // namespace apollo::store::postgres

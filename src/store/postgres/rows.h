@@ -27,6 +27,7 @@
 #include "core/task_state.h"
 #include "store/postgres/seq.h"
 #include "store/postgres/writer.h"
+#include "store/row_change.h"
 #include "store/types.h"
 
 namespace apollo::store::postgres {
@@ -77,21 +78,7 @@ Locked LockAndLoad(WriteTxn& txn, const std::set<RowKey>& keys,
                    const std::set<int64_t>& seq_refs);
 
 // A new value for a row (state change). Mirrors the SQLite backend.
-struct RowChange {
-  TaskState to = TaskState::kPending;
-  uint32_t attempt = 0;
-  int retries = 0;
-  DueKind due_kind = DueKind::kNone;
-  std::optional<int64_t> due_at;
-  std::string blocked_reason;
-  std::optional<std::string> last_error;
-  std::optional<std::string> result;  // stored apart when > 1 KiB
-};
 
-// Where `to` leaves the row waiting: due kind, due time, blocked reason.
-void FillDue(const PgRow& cur, TaskState to, TimePoint now,
-             std::optional<TimePoint> ack_deadline, std::optional<TimePoint> next_attempt_at,
-             int retries, RowChange& change);
 
 // Stores `body` in the payload side table; returns its id.
 int64_t StorePayload(WriteTxn& txn, int64_t task_ref, std::string_view body);
@@ -163,7 +150,5 @@ class WriteSet {
 Status RecomputeTasks(WriteTxn& txn, const std::set<int64_t>& touched, const TaskMap& tasks,
                       const TouchedFacts& facts);
 
-// The error text of a FAILED/TIMEOUT/REJECTED payload (same rule as SQLite).
-std::string ErrorFromPayload(std::string_view payload);
 
 }  // namespace apollo::store::postgres

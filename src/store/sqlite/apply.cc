@@ -131,16 +131,7 @@ Result<EventOutcome> EventApplier::ApplyToRow(const Event& e, const RowState& ro
   const TaskState target = *v.target;
   RowState cur = row;
   for (TaskState step : v.path.view()) {
-    RowChange change;
-    change.to = step;
-    change.attempt = cur.attempt;
-    change.retries = cur.retries;
-    FillDue(cur, step, txn_.now(), {}, {}, cur.retries, change);
-    if (step == TaskState::kSucceeded) change.result = e.payload;
-    if (step == TaskState::kFailed || step == TaskState::kTimeout) {
-      change.last_error = ErrorFromPayload(e.payload);
-    }
-    Result<bool> updated = UpdateRow(txn_, cur, change);
+    Result<bool> updated = UpdateRow(txn_, cur, WalkStep(cur, step, e, txn_.now()));
     if (!updated.ok()) return updated.status();
     if (!*updated) return Status::Internal("CAS lost inside the single writer");
     if (step == target) {

@@ -36,45 +36,6 @@ Result<std::optional<RowState>> LoadRow(WriteTxn& txn, std::string_view task_id,
   return std::optional<RowState>(r);
 }
 
-void FillDue(const RowState& cur, TaskState to, TimePoint now,
-             std::optional<TimePoint> ack_deadline, std::optional<TimePoint> next_attempt_at,
-             int retries, RowChange& change) {
-  change.due_kind = DueKind::kNone;
-  change.due_at.reset();
-  change.blocked_reason.clear();
-  switch (to) {
-    case TaskState::kDispatched:
-      change.blocked_reason = "awaiting_ack since " + FormatRfc3339(now);
-      if (ack_deadline) {
-        change.due_kind = DueKind::kAckTimeout;
-        change.due_at = ToUnixMicros(*ack_deadline);
-      }
-      break;
-    case TaskState::kRunning:
-      if (cur.timeout_us > 0) {
-        change.due_kind = DueKind::kExecTimeout;
-        change.due_at = ToUnixMicros(now) + cur.timeout_us;
-      }
-      break;
-    case TaskState::kRetrying: {
-      TimePoint at = next_attempt_at.value_or(now);
-      change.due_kind = DueKind::kRetry;
-      change.due_at = ToUnixMicros(at);
-      change.blocked_reason = "backoff until " + FormatRfc3339(at);
-      break;
-    }
-    case TaskState::kFailed:
-    case TaskState::kTimeout:
-      if (retries < cur.max_retries) {
-        change.due_kind = DueKind::kRetryDecision;
-        change.due_at = ToUnixMicros(now);
-      }
-      break;
-    default:
-      break;
-  }
-}
-
 Result<int64_t> StorePayload(WriteTxn& txn, int64_t task_ref, std::string_view body) {
   Result<Stmt*> st = txn.db().Prepare("INSERT INTO payloads(task_ref, body) VALUES (?1, ?2)");
   if (!st.ok()) return st.status();
@@ -156,17 +117,6 @@ Status AddAlert(WriteTxn& txn, const AlertEntry& a) {
 
 std::string SafeDump(const nlohmann::json& j) {
   return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
-}
-
-std::string ErrorFromPayload(std::string_view payload) {
-  nlohmann::json j = nlohmann::json::parse(payload, nullptr, /*allow_exceptions=*/false);
-  if (j.is_object()) {
-    for (const char* key : {"error", "message"}) {
-      auto it = j.find(key);
-      if (it != j.end() && it->is_string()) return it->get<std::string>();
-    }
-  }
-  return std::string(payload.substr(0, kInlinePayloadMax));
 }
 
 }  // namespace apollo::store::sqlite

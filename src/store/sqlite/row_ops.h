@@ -16,6 +16,7 @@
 #include "core/event.h"
 #include "core/task_state.h"
 #include "store/sqlite/writer.h"
+#include "store/row_change.h"
 #include "store/types.h"
 
 namespace apollo::store::sqlite {
@@ -42,22 +43,7 @@ Result<std::optional<RowState>> LoadRow(WriteTxn& txn, std::string_view task_id,
                                         int64_t node_ref);
 
 // A new value for a row. Fields left unset keep their current value.
-struct RowChange {
-  TaskState to = TaskState::kPending;
-  uint32_t attempt = 0;
-  int retries = 0;
-  DueKind due_kind = DueKind::kNone;
-  std::optional<int64_t> due_at;
-  std::string blocked_reason;
-  std::optional<std::string> last_error;
-  std::optional<std::string> result;  // stored apart when > 1 KiB
-};
 
-// Where `to` leaves the row waiting: due kind, due time, blocked reason.
-// `ack_deadline` / `next_attempt_at` come from the orchestrator's request.
-void FillDue(const RowState& cur, TaskState to, TimePoint now,
-             std::optional<TimePoint> ack_deadline, std::optional<TimePoint> next_attempt_at,
-             int retries, RowChange& change);
 
 // Compare-and-set on cur.version; false if the row moved meanwhile.
 Result<bool> UpdateRow(WriteTxn& txn, const RowState& cur, const RowChange& change);
@@ -108,9 +94,5 @@ Status RecomputeTasks(WriteTxn& txn, const std::set<int64_t>& task_refs);
 // is replaced rather than aborting the writer.
 std::string SafeDump(const nlohmann::json& j);
 
-// The error text of a FAILED/TIMEOUT/REJECTED payload: its "error" or
-// "message" field when it is a JSON object, else the payload itself
-// (truncated to 1 KiB).
-std::string ErrorFromPayload(std::string_view payload);
 
 }  // namespace apollo::store::sqlite
