@@ -3,8 +3,8 @@
 // The store's alerts (operator visibility):
 //   apollo-cli alert list [--kind K] [--node N] [--after ID] [--limit N]
 // Oldest first; kinds include illegal_transition, unknown_task, malformed,
-// circuit_open, queue_alert, queue_paused, queue_resumed, unknown_to_store
-// and dead_letter (an event the bus parked).
+// circuit_open, queue_alert, queue_paused, queue_resumed, queue_cleared,
+// unknown_to_store and dead_letter (an event the bus parked).
 
 #include <cstdint>
 #include <ostream>

@@ -382,6 +382,10 @@ void Orchestrator::UpdateWatermarks() {
       RaiseAlert("queue_resumed", "", "",
                  "dispatch queue back below its alert mark (" + where + "): submissions resume");
       break;
+    case Watermarks::Change::kCleared:
+      RaiseAlert("queue_cleared", "", "",
+                 "dispatch queue back below its alert mark (" + where + ")");
+      break;
     case Watermarks::Change::kNone: break;
   }
 }

@@ -104,7 +104,10 @@ Watermarks::Change Watermarks::Update(int64_t depth) {
     alerting_ = true;
     return Change::kAlert;
   }
-  if (alerting_ && !paused_ && fill < alert_at_) alerting_ = false;
+  if (alerting_ && !paused_ && fill < alert_at_) {
+    alerting_ = false;
+    return Change::kCleared;
+  }
   return Change::kNone;
 }
 

@@ -10,7 +10,8 @@
 //    dispatches.
 //  - Watermarks: the dispatch queue above `alert_at` of its capacity raises
 //    an alert; above `pause_at` new submissions are refused (retryable)
-//    until it is back below `alert_at`.
+//    until it is back below `alert_at`. Going back below `alert_at` is
+//    reported too (resumed after a pause, cleared after an alert alone).
 //
 // Time is passed in, never read: tests drive it with a ManualClock.
 // Thread-safety: every class here is thread-safe.
@@ -82,7 +83,9 @@ class Watermarks {
   Watermarks(int64_t capacity, double alert_at, double pause_at)
       : capacity_(capacity), alert_at_(alert_at), pause_at_(pause_at) {}
 
-  enum class Change { kNone, kAlert, kPaused, kResumed };
+  // kCleared: back below the alert mark after an alert without a pause
+  // (after a pause that is kResumed).
+  enum class Change { kNone, kAlert, kPaused, kResumed, kCleared };
   // Updates with the current queue depth; says what changed.
   Change Update(int64_t depth);
   bool paused() const;

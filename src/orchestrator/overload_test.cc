@@ -67,6 +67,16 @@ TEST(WatermarksTest, AlertPauseAndResumeWithHysteresis) {
   EXPECT_FALSE(w.alerting());
 }
 
+TEST(WatermarksTest, AnAlertWithoutAPauseIsClearedOnceBelowTheAlertMark) {
+  Watermarks w(1000, 0.8, 0.9);
+  EXPECT_EQ(w.Update(850), Watermarks::Change::kAlert);
+  EXPECT_EQ(w.Update(820), Watermarks::Change::kNone);
+  EXPECT_EQ(w.Update(700), Watermarks::Change::kCleared);
+  EXPECT_FALSE(w.alerting());
+  EXPECT_EQ(w.Update(600), Watermarks::Change::kNone);  // reported once
+  EXPECT_EQ(w.Update(850), Watermarks::Change::kAlert);  // and can alert again
+}
+
 TEST(WatermarksTest, StraightPastBothMarksIsAPauseThatAlsoAlerts) {
   Watermarks w(1000, 0.8, 0.9);
   EXPECT_EQ(w.Update(100), Watermarks::Change::kNone);
