@@ -190,10 +190,7 @@ PendingApply BatchApplier::Begin(const std::vector<Delivery>& batch) {
     ApplyOneByOne(batch, healthy, p.out);
     return p;
   }
-  std::vector<Event> events;
-  events.reserve(healthy.size());
-  for (size_t i : healthy) events.push_back(batch[i].event);
-  p.op = store_.ApplyAsync(std::move(events));
+  p.op = Submit(batch, healthy);
   p.healthy = std::move(healthy);
   return p;
 }
@@ -203,12 +200,17 @@ std::vector<Settled> BatchApplier::Finish(const std::vector<Delivery>& batch, Pe
   return std::move(p.out);
 }
 
-void BatchApplier::ApplyHealthy(const std::vector<Delivery>& batch,
-                                const std::vector<size_t>& idx, std::vector<Settled>& out) {
+std::future<Result<store::ApplyResult>> BatchApplier::Submit(const std::vector<Delivery>& batch,
+                                                             const std::vector<size_t>& idx) {
   std::vector<Event> events;
   events.reserve(idx.size());
   for (size_t i : idx) events.push_back(batch[i].event);
-  SettleOp(batch, idx, store_.ApplyAsync(std::move(events)).get(), out);
+  return store_.ApplyAsync(std::move(events));
+}
+
+void BatchApplier::ApplyHealthy(const std::vector<Delivery>& batch,
+                                const std::vector<size_t>& idx, std::vector<Settled>& out) {
+  SettleOp(batch, idx, Submit(batch, idx).get(), out);
 }
 
 void BatchApplier::SettleOp(const std::vector<Delivery>& batch, const std::vector<size_t>& idx,

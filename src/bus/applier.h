@@ -29,6 +29,7 @@
 #include <vector>
 
 #include "bus/event_bus.h"
+#include "bus/settle_tracker.h"
 #include "core/event.h"
 #include "store/state_store.h"
 
@@ -112,6 +113,25 @@ struct PendingApply {
   std::future<Result<store::ApplyResult>> op;  // invalid: nothing submitted
 };
 
+// Tells the publishers' tracker what one store op's deliveries came to
+// (settled[i] is the verdict on event_of(i)): the committed in one
+// CommittedAll (see there why not one by one), the parked as dead letters,
+// retries not at all. Every consumer reports through this.
+template <class EventOf>
+void ReportSettled(SettleTracker& tracker, const std::vector<Settled>& settled,
+                   EventOf event_of) {
+  std::vector<SettleTracker::Commit> commits;
+  for (size_t i = 0; i < settled.size(); ++i) {
+    const Event& e = event_of(i);
+    if (settled[i].disposition == Disposition::kCommitted) {
+      commits.push_back({e.node_id, e.sequence_number, settled[i].acked_seq, settled[i].outcome});
+    } else if (settled[i].disposition == Disposition::kDeadLettered) {
+      tracker.DeadLettered(e.node_id, e.sequence_number);
+    }
+  }
+  tracker.CommittedAll(commits);
+}
+
 class BatchApplier {
  public:
   BatchApplier(store::StateStore& store, DeadLetterBook& book, TaskDirectory& tasks,
@@ -133,6 +153,9 @@ class BatchApplier {
 
  private:
   Settled Poison(const Delivery& d, const std::string& reason);
+  // One store op of deliveries `idx`, in that order.
+  std::future<Result<store::ApplyResult>> Submit(const std::vector<Delivery>& batch,
+                                                 const std::vector<size_t>& idx);
   void ApplyHealthy(const std::vector<Delivery>& batch, const std::vector<size_t>& idx,
                     std::vector<Settled>& out);
   // Settles deliveries `idx` (the events of one store op, in order) by `r`.

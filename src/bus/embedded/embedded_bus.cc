@@ -388,18 +388,8 @@ void EmbeddedBus::Settle(Partition& p, std::vector<Item>& batch,
     p.applying_since.reset();
     p.applying = 0;
   }
-  std::vector<SettleTracker::Commit> commits;
-  for (size_t i = 0; i < batch.size(); ++i) {
-    if (settled[i].disposition == Disposition::kRetry) continue;
-    const Event& e = batch[i].delivery.event;
-    if (settled[i].disposition == Disposition::kCommitted) {
-      commits.push_back({e.node_id, e.sequence_number, settled[i].acked_seq,
-                         settled[i].outcome});
-    } else {
-      tracker_.DeadLettered(e.node_id, e.sequence_number);
-    }
-  }
-  tracker_.CommittedAll(commits);
+  ReportSettled(tracker_, settled,
+                [&](size_t i) -> const Event& { return batch[i].delivery.event; });
 }
 
 Result<std::vector<PartitionLag>> EmbeddedBus::Lag() {

@@ -271,17 +271,7 @@ void ConsumerWorker::Settle(Op& op) {
   if (!op.batch.empty()) {
     std::vector<Settled> settled = applier_.Finish(op.batch, std::move(op.pending));
     for (auto& [part, msgs] : op.held) part->Settle(msgs, settled);
-    std::vector<SettleTracker::Commit> commits;
-    for (size_t i = 0; i < op.batch.size(); ++i) {
-      const Event& e = op.batch[i].event;
-      if (settled[i].disposition == Disposition::kCommitted) {
-        commits.push_back({e.node_id, e.sequence_number, settled[i].acked_seq,
-                           settled[i].outcome});
-      } else if (settled[i].disposition == Disposition::kDeadLettered) {
-        tracker_.DeadLettered(e.node_id, e.sequence_number);
-      }
-    }
-    tracker_.CommittedAll(commits);
+    ReportSettled(tracker_, settled, [&](size_t i) -> const Event& { return op.batch[i].event; });
   }
   for (natsMsg* m : op.msgs) natsMsg_Destroy(m);
 }
