@@ -33,14 +33,6 @@ constexpr Duration kNoHoldFor = std::chrono::seconds(30);
 
 Instant Now() { return std::chrono::steady_clock::now(); }
 
-bool Redelivered(natsMsg* m) {
-  jsMsgMetaData* meta = nullptr;
-  if (natsMsg_GetMetaData(&meta, m) != NATS_OK || !meta) return false;
-  bool again = meta->NumDelivered > 1;
-  jsMsgMetaData_Destroy(meta);
-  return again;
-}
-
 // Events a message says it carries (kEventsHeader; none: one).
 size_t EventsIn(natsMsg* m) {
   const char* v = nullptr;
@@ -82,7 +74,7 @@ void ConsumerWorker::Join() {
   if (completer_thread_.joinable()) completer_thread_.join();
   // Handed over, never applied: unacknowledged, so redelivered after ack_wait.
   for (std::deque<Handed>& q : handed_) {
-    for (Handed& h : q) natsMsg_Destroy(h.msg);
+    for (Handed& h : q) natsMsg_Destroy(h.msg.msg);
     q.clear();
   }
   for (PartitionConsumer* p : parts_) p->Reset();
@@ -105,15 +97,16 @@ void ConsumerWorker::FetchLoop(size_t i) {
       std::vector<Handed> got;
       got.reserve(static_cast<size_t>(list.Count));
       for (int k = 0; k < list.Count; ++k) {
+        FetchedMsg f = ReadFetched(list.Msgs[k]);
+        list.Msgs[k] = nullptr;  // kept: the list only frees its array
         const char* tag = nullptr;
-        natsMsgHeader_Get(list.Msgs[k], kRoundHeader, &tag);
+        natsMsgHeader_Get(f.msg, kRoundHeader, &tag);
         std::optional<RoundTag> round = ParseRoundTag(tag);
         // A redelivery comes back alone (its round-mates were acked): it
         // must not wait for them.
-        if (round && Redelivered(list.Msgs[k])) round.reset();
-        got.push_back(Handed{list.Msgs[k], Waiting{round ? round->id : std::string(),
-                                                   round ? round->parts : 1, now}});
-        list.Msgs[k] = nullptr;  // kept: the list only frees its array
+        if (round && f.delivered > 1) round.reset();
+        got.push_back(round ? Handed{f, std::move(round->id), round->parts, now}
+                            : Handed{f, std::string(), 1, now});
       }
       natsMsgList_Destroy(&list);
       {
@@ -166,7 +159,7 @@ ConsumerWorker::Taken ConsumerWorker::TakeLocked(std::optional<Instant>* recheck
   std::vector<std::vector<Waiting>> view(handed_.size());
   for (size_t p = 0; p < handed_.size(); ++p) {
     view[p].reserve(handed_[p].size());
-    for (const Handed& h : handed_[p]) view[p].push_back(h.wait);
+    for (const Handed& h : handed_[p]) view[p].push_back(Waiting{h.round, h.parts, h.at});
   }
   const Instant now = Now();
   Cut cut = CutAtWholeRounds(view, now, now < no_hold_until_ ? Duration{0} : kRoundWait);
@@ -182,7 +175,7 @@ ConsumerWorker::Taken ConsumerWorker::TakeLocked(std::optional<Instant>* recheck
   Taken taken;
   for (size_t p = 0; p < handed_.size(); ++p) {
     if (cut.take[p] == 0) continue;
-    std::vector<natsMsg*> msgs;
+    std::vector<FetchedMsg> msgs;
     msgs.reserve(cut.take[p]);
     for (size_t k = 0; k < cut.take[p]; ++k) {
       msgs.push_back(handed_[p].front().msg);
@@ -203,8 +196,8 @@ void ConsumerWorker::Apply(Taken& taken) {
   size_t events = 0;
   std::vector<natsMsg*> owned;
   for (auto& [part, msgs] : taken) {
-    for (natsMsg* m : msgs) {
-      size_t n = EventsIn(m);
+    for (const FetchedMsg& m : msgs) {
+      size_t n = EventsIn(m.msg);
       if (events > 0 && events + n > op_max) {
         Submit(batch, held, {});
         events = 0;
@@ -212,9 +205,8 @@ void ConsumerWorker::Apply(Taken& taken) {
       if (held.empty() || held.back().first != part) {
         held.emplace_back(part, std::vector<HeldMsg>{});
       }
-      natsMsg* one = m;
-      part->Collect(&one, 1, batch, held.back().second);
-      owned.push_back(m);
+      part->Collect(m, batch, held.back().second);
+      owned.push_back(m.msg);
       events += n;
     }
   }

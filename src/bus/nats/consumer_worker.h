@@ -45,6 +45,7 @@
 #include <deque>
 #include <mutex>
 #include <optional>
+#include <string>
 #include <thread>
 #include <utility>
 #include <vector>
@@ -70,12 +71,15 @@ class ConsumerWorker {
   void Join();
 
  private:
-  // A message a fetcher handed over, not yet taken by the apply thread.
+  // A message a fetcher handed over, not yet taken by the apply thread, and
+  // its send round (empty: untagged) for CutAtWholeRounds.
   struct Handed {
-    natsMsg* msg;
-    Waiting wait;  // its send round, for CutAtWholeRounds
+    FetchedMsg msg;
+    std::string round;
+    size_t parts = 1;
+    Instant at;
   };
-  using Taken = std::vector<std::pair<PartitionConsumer*, std::vector<natsMsg*>>>;
+  using Taken = std::vector<std::pair<PartitionConsumer*, std::vector<FetchedMsg>>>;
   using Held = std::vector<std::pair<PartitionConsumer*, std::vector<HeldMsg>>>;
   // A submitted store op and what to settle when it completes.
   struct Op {

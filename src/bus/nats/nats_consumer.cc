@@ -128,30 +128,31 @@ PartitionConsumer::Polled PartitionConsumer::Poll(int64_t wait_ms, natsMsgList* 
   return Polled::kError;
 }
 
-void PartitionConsumer::Collect(natsMsg** msgs, int n, std::vector<Delivery>& batch,
-                                std::vector<HeldMsg>& held) {
-  for (int i = 0; i < n; ++i) {
-    natsMsg* m = msgs[i];
-    jsMsgMetaData* meta = nullptr;
-    int delivered = 1;
-    uint64_t stream_seq = 0;
-    if (natsMsg_GetMetaData(&meta, m) == NATS_OK) {
-      delivered = static_cast<int>(meta->NumDelivered);
-      stream_seq = meta->Sequence.Stream;
-      jsMsgMetaData_Destroy(meta);
-    }
-    const char* count = nullptr;
-    bool grouped = natsMsgHeader_Get(m, kEventsHeader, &count) == NATS_OK;
-    Result<std::vector<Event>> events = DecodeMessage(
-        std::string_view(natsMsg_GetData(m), natsMsg_GetDataLength(m)), grouped);
-    if (!events.ok() || events->empty()) {
-      // Not one of ours: nothing to apply and nobody to tell. Terminate it.
-      natsMsg_Term(m, nullptr);
-      continue;
-    }
-    held.push_back(HeldMsg{m, batch.size(), events->size(), stream_seq, delivered});
-    for (Event& e : *events) batch.push_back(Delivery{std::move(e), delivered});
+FetchedMsg ReadFetched(natsMsg* m) {
+  FetchedMsg f{m};
+  jsMsgMetaData* meta = nullptr;
+  if (natsMsg_GetMetaData(&meta, m) == NATS_OK && meta) {
+    f.delivered = static_cast<int>(meta->NumDelivered);
+    f.stream_seq = meta->Sequence.Stream;
+    jsMsgMetaData_Destroy(meta);
   }
+  return f;
+}
+
+void PartitionConsumer::Collect(const FetchedMsg& f, std::vector<Delivery>& batch,
+                                std::vector<HeldMsg>& held) {
+  natsMsg* m = f.msg;
+  const char* count = nullptr;
+  bool grouped = natsMsgHeader_Get(m, kEventsHeader, &count) == NATS_OK;
+  Result<std::vector<Event>> events = DecodeMessage(
+      std::string_view(natsMsg_GetData(m), natsMsg_GetDataLength(m)), grouped);
+  if (!events.ok() || events->empty()) {
+    // Not one of ours: nothing to apply and nobody to tell. Terminate it.
+    natsMsg_Term(m, nullptr);
+    return;
+  }
+  held.push_back(HeldMsg{m, batch.size(), events->size(), f.stream_seq, f.delivered});
+  for (Event& e : *events) batch.push_back(Delivery{std::move(e), f.delivered});
 }
 
 void PartitionConsumer::Settle(const std::vector<HeldMsg>& held,

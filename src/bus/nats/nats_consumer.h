@@ -3,10 +3,10 @@
 // One partition's durable pull consumer: its subscription, its fetches, and
 // the ack / nak (with delay) of what it fetched once the store has decided.
 // Its fetches run on a ConsumerWorker's fetch thread for this partition; the
-// worker's apply thread applies what several partitions fetched in one store
-// op and then calls Collect / Settle (consumer_worker.h).
+// worker's apply thread Collects what several partitions fetched into one
+// store op, and its completion thread Settles them (consumer_worker.h).
 //
-// A message carries several events (one publish call's events of this
+// A message carries several events (one send round's events of this
 // partition). The applier decides per event. A message is acked once every
 // one of its events is committed or dead-lettered, and nak'd (redelivered
 // with a growing delay) while any is still to be retried; its committed
@@ -15,9 +15,10 @@
 // deliveries (the applier then applies the others one by one), and the
 // partition keeps flowing.
 //
-// Thread-safety: Poll from the partition's fetch thread; Collect / Settle
-// from the worker's apply thread (acks and naks are thread-safe in cnats);
-// Reset once both have ended; Stats() from any.
+// Thread-safety: Poll from the partition's fetch thread; Collect from the
+// worker's apply thread; Settle from its completion thread (under mu_; acks
+// and naks are thread-safe in cnats); Reset once all have ended; Stats() from
+// any.
 
 #include <atomic>
 #include <chrono>
@@ -40,6 +41,15 @@ struct ConsumerStats {
   uint64_t applied_unacked = 0;
 };
 
+// A fetched message and its JetStream metadata, read once on the fetch
+// thread (ReadFetched).
+struct FetchedMsg {
+  natsMsg* msg = nullptr;
+  uint64_t stream_seq = 0;  // 0: no metadata
+  int delivered = 1;
+};
+FetchedMsg ReadFetched(natsMsg* m);
+
 // A fetched message whose events went into a store batch.
 struct HeldMsg {
   natsMsg* msg;
@@ -61,9 +71,9 @@ class PartitionConsumer {
   // Returns at once with what is waiting; otherwise waits up to wait_ms for
   // the first message.
   Polled Poll(int64_t wait_ms, natsMsgList* list);
-  // Decodes `msgs` and appends their events to `batch`, one HeldMsg each to
-  // `held` (messages that are not ours are terminated here).
-  void Collect(natsMsg** msgs, int n, std::vector<Delivery>& batch, std::vector<HeldMsg>& held);
+  // Decodes `m` and appends its events to `batch` and one HeldMsg to `held`
+  // (a message that is not ours is terminated here).
+  void Collect(const FetchedMsg& m, std::vector<Delivery>& batch, std::vector<HeldMsg>& held);
   // Acks / naks each held message by its events' dispositions (`settled` is
   // indexed like the batch) and counts them.
   void Settle(const std::vector<HeldMsg>& held, const std::vector<Settled>& settled);

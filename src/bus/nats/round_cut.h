@@ -41,9 +41,10 @@ struct RoundTag {
 // nullopt for a missing or malformed value (treated as a round of one).
 std::optional<RoundTag> ParseRoundTag(const char* value);
 
-// One handed-over message, as the cut sees it.
+// One handed-over message, as the cut sees it (`round` views the caller's
+// storage, which must outlive the call).
 struct Waiting {
-  std::string round;  // empty: untagged, never waits
+  std::string_view round;  // empty: untagged, never waits
   size_t parts = 1;
   Instant handed{};  // when it was handed over
 };

@@ -11,7 +11,7 @@ namespace {
 const Instant kT0 = Instant{} + std::chrono::hours(1);
 constexpr Duration kWait = std::chrono::milliseconds(5);
 
-Waiting W(const std::string& round, size_t parts, int at_ms = 0) {
+Waiting W(std::string_view round, size_t parts, int at_ms = 0) {
   return Waiting{round, parts, kT0 + std::chrono::milliseconds(at_ms)};
 }
 
