@@ -13,7 +13,7 @@ JOBS        ?= $(shell nproc)
 CTEST_ARGS  ?=
 FUZZ_SECONDS ?= 60
 
-.PHONY: deps build test test-release test-asan asan-run demo bench bench-wal bench-store \
+.PHONY: deps build test test-release test-asan asan-run demo bench bench-wal bench-store schema \
         bench-bus bench-compare fuzz chaos format lint clean
 
 deps:
@@ -72,6 +72,11 @@ bench: build
 	$(RELEASE_DIR)/bench/wal_bench
 	STORE_BENCH=$(RELEASE_DIR)/bench/store_bench bash scripts/bench-store.sh
 	$(RELEASE_DIR)/bench/bus_bench
+
+# <repo>/schema.sql is the PostgreSQL rendering of src/store/engine/schema.cc
+# (a test fails when they differ).
+schema: build
+	$(RELEASE_DIR)/src/store/store_schema > schema.sql
 
 bench-wal: build
 	$(RELEASE_DIR)/bench/wal_bench

@@ -1,20 +1,22 @@
--- Apollo-11 state store schema for PostgreSQL (issue 3).
+-- Apollo-11 state store schema for PostgreSQL, version 2.
 --
 --   psql -d apollo_state -f schema.sql
 --
 -- creates everything on an empty database and is safe to run again. The
--- orchestrator runs this same text when it opens the store
--- (src/store/postgres/schema.cc holds a copy; a test keeps them identical).
--- Times are integer microseconds since the Unix epoch (the store's clock);
--- states, causes and outcomes are the integer values of the C++ enums.
+-- orchestrator creates the same tables itself when it opens an empty
+-- database, and migrates an older one; this file refuses an older one.
+-- Generated from src/store/engine/schema.cc by `make schema` (a test
+-- keeps them identical): edit that file, not this one.
 SET client_min_messages = warning;
 BEGIN;
 -- Two orchestrators starting at once must not race on CREATE ... IF NOT EXISTS.
 SELECT pg_advisory_xact_lock(7111969);
-
-CREATE TABLE IF NOT EXISTS schema_version(
-  version    INTEGER PRIMARY KEY,
-  applied_at TIMESTAMPTZ NOT NULL DEFAULT now());
+CREATE TABLE IF NOT EXISTS schema_version(version INTEGER PRIMARY KEY  , applied_at TIMESTAMPTZ NOT NULL DEFAULT now() );
+DO $$ BEGIN
+  IF (SELECT COALESCE(max(version), 2) FROM schema_version) < 2 THEN
+    RAISE EXCEPTION 'this database has an older Apollo-11 schema: start the orchestrator on it once to migrate it';
+  END IF;
+END $$;
 
 CREATE TABLE IF NOT EXISTS nodes(
   node_ref       BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
@@ -29,7 +31,7 @@ CREATE TABLE IF NOT EXISTS nodes(
   updated_at     BIGINT NOT NULL);
 
 -- Per node: every seq <= hwm is stored. Writers lock this row (FOR UPDATE)
--- while they deduplicate the node's events, so replicas never both apply one.
+-- while they deduplicate the node's events, so two never both apply one.
 CREATE TABLE IF NOT EXISTS node_seq(
   node_ref BIGINT PRIMARY KEY,
   hwm      BIGINT NOT NULL,
@@ -51,6 +53,7 @@ CREATE TABLE IF NOT EXISTS tasks(
   priority    INTEGER NOT NULL,
   timeout_us  BIGINT NOT NULL,
   max_retries INTEGER NOT NULL,
+  node_count  INTEGER NOT NULL,
   created_at  BIGINT NOT NULL);
 CREATE INDEX IF NOT EXISTS tasks_by_intent ON tasks(intent, task_ref);
 CREATE INDEX IF NOT EXISTS tasks_by_created ON tasks(created_at);
@@ -93,10 +96,10 @@ CREATE TABLE IF NOT EXISTS task_nodes(
 CREATE INDEX IF NOT EXISTS task_nodes_by_node ON task_nodes(node_ref, task_ref);
 CREATE INDEX IF NOT EXISTS task_nodes_due ON task_nodes(due_at) WHERE due_at IS NOT NULL;
 
--- Every change with its cause, in hist_id order.
+-- Every change with its cause, in hist_id order (sequence hist_ids).
 CREATE TABLE IF NOT EXISTS history(
-  hist_id     BIGINT GENERATED ALWAYS AS IDENTITY,
   task_ref    BIGINT NOT NULL,
+  hist_id     BIGINT NOT NULL,
   node_ref    BIGINT NOT NULL,
   cause       INTEGER NOT NULL,
   outcome     INTEGER NOT NULL,
@@ -138,5 +141,10 @@ CREATE TABLE IF NOT EXISTS dead_letters(
   deliveries INTEGER NOT NULL,
   parked_at  BIGINT NOT NULL);
 
-INSERT INTO schema_version(version) VALUES (1) ON CONFLICT (version) DO NOTHING;
+-- Sequences: PostgreSQL's own; SQLite counts in a table (its driver's
+-- nextval(), read under the write lock).
+  CREATE SEQUENCE IF NOT EXISTS hist_ids; 
+
+
+INSERT INTO schema_version(version) VALUES (2) ON CONFLICT (version) DO NOTHING;
 COMMIT;

@@ -10,7 +10,7 @@ PACKAGES=(
   clang-format clang-tidy
   # libraries
   libyaml-cpp-dev libgrpc++-dev libprotobuf-dev protobuf-compiler
-  protobuf-compiler-grpc libsqlite3-dev sqlite3 libpqxx-dev libpq-dev
+  protobuf-compiler-grpc libsqlite3-dev sqlite3 libpq-dev
   libnats-dev nlohmann-json3-dev libspdlog-dev libfmt-dev libcli11-dev
   libssl-dev libcurl4-openssl-dev libgtest-dev libgmock-dev libbenchmark-dev
   # servers the tests start themselves

@@ -2,8 +2,9 @@
 
 #include <string>
 
-#include "store/postgres/postgres_store.h"
-#include "store/sqlite/sqlite_store.h"
+#include "store/engine/engine_store.h"
+#include "store/postgres/pg_driver.h"
+#include "store/sqlite/sqlite_driver.h"
 
 namespace apollo::store {
 namespace {
@@ -31,10 +32,12 @@ Result<std::unique_ptr<StateStore>> OpenStateStore(std::string_view url,
   if (url.starts_with(kSqlitePrefix)) {
     Result<std::string> path = SqlitePath(url);
     if (!path.ok()) return path.status();
-    return sqlite::OpenSqliteStore(*path, options, clock);
+    Result<std::unique_ptr<sql::Driver>> driver = sqlite::OpenSqliteDriver(*path, options);
+    if (!driver.ok()) return driver.status();
+    return engine::OpenEngineStore(std::move(*driver), options, clock);
   }
   if (url.starts_with(kPostgresPrefix) || url.starts_with(kPostgresShortPrefix)) {
-    return postgres::OpenPostgresStore(std::string(url), options, clock);
+    return engine::OpenEngineStore(postgres::NewPostgresDriver(std::string(url)), options, clock);
   }
   return Status::InvalidArgument("unknown store URL scheme (want sqlite:// or postgresql://): " +
                                  std::string(url));

@@ -1,107 +1,81 @@
 #pragma once
 
-// libpqxx plumbing shared by the PostgreSQL store: one connection with its
-// prepared statements, array literals for set-based statements, and the one
-// place where pqxx exceptions become Status values.
+// A connection of the PostgreSQL driver (see pg_driver.h), on libpq in
+// pipeline mode: Exec only queues a statement; the next Query, Count,
+// Flush or Commit sends everything queued with one Sync and reads every
+// result in one round trip. Statements are prepared on first use with the
+// types of their parameters (the prepare rides in the same pipeline).
 //
-// Error mapping (see ToStatus):
-//   broken connection, cannot connect      -> kUnavailable (retry the call)
-//   commit outcome unknown (in doubt)      -> kUnavailable
-//   serialization failure, deadlock        -> kAborted (callers retry inside)
-//   unique violation                       -> kAborted (a concurrent writer won)
-//   anything else                          -> kInternal with the server's text
+// Deadlock-free in blocking mode because only the last command before a Sync
+// returns rows: the results of queued writes are a few bytes each, so the
+// server never blocks on a full socket while the client is still sending.
 //
-// Thread-safety: a PgConn is used by one thread at a time.
+// Thread-safety: one thread at a time.
 
-#include <cstdint>
+#include <libpq-fe.h>
+
 #include <memory>
-#include <optional>
 #include <string>
 #include <string_view>
 #include <unordered_map>
-#include <utility>
+#include <vector>
 
-#include <nlohmann/json.hpp>
-#include <pqxx/pqxx>
-
-#include "core/status.h"
+#include "store/engine/sql.h"
 
 namespace apollo::store::postgres {
 
-// The connection string libpq gets: `url` plus, unless it sets them, a
-// connect timeout and TCP timeouts, so a dead or partitioned server fails a
-// call in seconds rather than hanging it.
-std::string ConnectionString(std::string_view url);
-
-// Any exception thrown by pqxx (or std) turned into a Status, with `what`
-// naming the operation.
-Status ToStatus(std::string_view what, const std::exception& e);
-
-// True when the whole transaction should simply be run again.
-inline bool IsRetryable(const Status& s) { return s.code() == StatusCode::kAborted; }
-
-class PgConn {
+class PgConn final : public sql::Conn {
  public:
   // Connects (kUnavailable when the server cannot be reached).
   static Result<std::unique_ptr<PgConn>> Open(const std::string& conn_string);
+  ~PgConn() override;
+  PgConn(const PgConn&) = delete;
+  PgConn& operator=(const PgConn&) = delete;
 
-  pqxx::connection& conn() { return *conn_; }
-
-  // Runs `sql` as a prepared statement of this connection (prepared on first
-  // use, keyed by the text), with `args` as parameters (nullptr = NULL).
-  template <typename Txn, typename... Args>
-  pqxx::result Exec(Txn& txn, const std::string& sql, Args&&... args) {
-    return txn.exec_prepared(Name(sql), std::forward<Args>(args)...);
-  }
-
- private:
-  explicit PgConn(std::unique_ptr<pqxx::connection> c) : conn_(std::move(c)) {}
-  const std::string& Name(const std::string& sql);
-
-  std::unique_ptr<pqxx::connection> conn_;
-  std::unordered_map<std::string, std::string> names_;  // sql -> statement name
-};
-
-// `text` as PostgreSQL's UTF8 text accepts it: invalid UTF-8 and NUL bytes
-// become U+FFFD. Agents and operators can send any bytes (SQLite stores
-// them as given); one bad string must not fail a whole batch here.
-std::string CleanText(std::string_view text);
-
-// A JSON value as text, invalid UTF-8 replaced rather than thrown on.
-std::string SafeDump(const nlohmann::json& j);
-
-// A PostgreSQL array literal ('{...}') built element by element, for
-// `unnest($1::text[], ...)` and `= ANY($1)` parameters.
-class PgArray {
- public:
-  PgArray& Add(std::string_view text);
-  PgArray& Add(const std::string& text) { return Add(std::string_view(text)); }
-  PgArray& Add(const char* text) { return Add(std::string_view(text)); }
-  PgArray& Add(int64_t v);
-  PgArray& Add(bool v) { return Raw(v ? "t" : "f"); }
-  PgArray& AddNull() { return Raw("NULL"); }
-  PgArray& Add(const std::optional<int64_t>& v) { return v ? Add(*v) : AddNull(); }
-  PgArray& Add(const std::optional<std::string>& v) { return v ? Add(std::string_view(*v)) : AddNull(); }
-  bool empty() const { return count_ == 0; }
-  size_t size() const { return count_; }
-  std::string str() const { return text_ + "}"; }
+  // sql::Conn
+  Status Begin(sql::Access access) override;
+  Status Commit() override;
+  void Rollback() override;
+  void Exec(const sql::Statement& stmt, const sql::Params& params, const sql::RowSet* rows,
+            sql::Rows* out, int64_t* changed) override;
+  Status Flush() override;
+  Status Script(std::string_view sql) override;
+  bool healthy() const override;
 
  private:
-  PgArray& Raw(std::string_view token);
-  std::string text_ = "{";
-  size_t count_ = 0;
+  explicit PgConn(PGconn* conn) : conn_(conn) {}
+  struct Prepared {
+    std::string name;
+    int params = 0;
+    bool has_rows = false;
+  };
+  Result<Prepared*> Prepare(const sql::Statement& stmt, const sql::Params& params);
+  // One command queued since the last Sync, and where its result goes.
+  struct Cmd {
+    const sql::Statement* prepare_for = nullptr;  // a prepare, or an execution
+    sql::Rows* out = nullptr;
+    int64_t* changed = nullptr;
+    bool commit = false;  // COMMIT: its tag tells whether it rolled back
+  };
+  // Queues one execution of `stmt` (and its prepare on first use).
+  Status Send(const sql::Statement& stmt, const sql::Params& params, const sql::RowSet* rows,
+              Cmd cmd);
+  // Queues a statement without parameters (BEGIN, COMMIT, ...).
+  Status SendText(const char* sql, Cmd cmd);
+  Status SendText(const char* sql);
+  // Syncs and reads every queued result into its Cmd. Returns the first
+  // error since the last round trip (sticky_ included).
+  Status RoundTrip();
+  // Reads one command's results.
+  void Read(const Cmd& cmd, Status& first);
+  Status ErrorOf(const PGresult* r, std::string_view what) const;
+  Status Broken(std::string_view what) const;
+
+  PGconn* conn_;
+  std::unordered_map<const sql::Statement*, Prepared> cache_;
+  std::vector<Cmd> queued_;  // since the last Sync
+  Status sticky_;  // a send that failed since the last round trip
+  int next_name_ = 0;
 };
-
-// A nullable text parameter: nullptr (SQL NULL) or the string's characters.
-inline const char* OrNull(const std::optional<std::string>& v) {
-  return v ? v->c_str() : nullptr;
-}
-
-// Reads a column as T, or nullopt when NULL.
-template <typename T>
-std::optional<T> Opt(const pqxx::field& f) {
-  if (f.is_null()) return std::nullopt;
-  return f.as<T>();
-}
 
 }  // namespace apollo::store::postgres

@@ -1,6 +1,8 @@
 // Runs the StateStore conformance suite against the PostgreSQL backend, on a
 // real PostgreSQL 15 server this test binary starts (once, on first use) and
 // stops at exit. A server that cannot start fails every test; never a skip.
+#include <cstdlib>
+
 #include "store/testing/pg_server.h"
 #include "store/testing/store_fixture.h"
 
@@ -18,6 +20,13 @@ class PostgresBackend final : public StoreBackend {
       server_ = std::move(*s);
     }
     return server_->NewDatabase();
+  }
+  Status LoadV1Fixture(const std::string& url) override {
+    std::string cmd = "psql '" + url + "' -q -v ON_ERROR_STOP=1 -f " +
+                      std::string(APOLLO_SOURCE_DIR) +
+                      "/src/store/testdata/postgres_v1.sql > /dev/null";
+    if (std::system(cmd.c_str()) != 0) return Status::Internal("loading fixture: " + cmd);
+    return Status::Ok();
   }
 
  private:

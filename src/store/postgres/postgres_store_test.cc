@@ -9,7 +9,6 @@
 #include <thread>
 
 #include "store/open_store.h"
-#include "store/postgres/schema.h"
 #include "store/testing/pg_server.h"
 
 namespace apollo::store::postgres {
@@ -17,13 +16,6 @@ namespace {
 
 using ::testing::HasSubstr;
 using testing::PgServer;
-
-std::string ReadFile(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
 
 TaskSpec Spec(const std::string& id, const std::string& node) {
   TaskSpec s;
@@ -81,13 +73,6 @@ class PostgresStoreTest : public ::testing::Test {
   std::unique_ptr<PgServer> server_;
   std::string url_;
 };
-
-TEST(PostgresSchemaTest, SchemaSqlIsTheEmbeddedDdl) {
-  std::string file = ReadFile(std::string(APOLLO_SOURCE_DIR) + "/schema.sql");
-  ASSERT_FALSE(file.empty()) << "cannot read schema.sql";
-  EXPECT_EQ(file, std::string(kSchemaSql))
-      << "schema.sql and src/store/postgres/schema.cc differ: keep them identical";
-}
 
 TEST_F(PostgresStoreTest, PsqlSchemaTwiceThenTheStoreOpensOnIt) {
   std::string cmd = "psql '" + url_ + "' -q -v ON_ERROR_STOP=1 -f " +

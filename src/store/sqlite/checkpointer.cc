@@ -5,8 +5,8 @@ namespace {
 constexpr int kHardLimitFactor = 8;
 }  // namespace
 
-Checkpointer::Checkpointer(std::unique_ptr<Db> db, int soft_pages)
-    : db_(std::move(db)), soft_pages_(soft_pages) {
+Checkpointer::Checkpointer(sqlite3* db, int soft_pages)
+    : db_(db), soft_pages_(soft_pages) {
   thread_ = std::thread([this] { Loop(); });
 }
 
@@ -17,9 +17,10 @@ Checkpointer::~Checkpointer() {
   }
   cv_.notify_all();
   thread_.join();
+  sqlite3_close(db_);
 }
 
-void Checkpointer::Attach(Db& writer_db) { sqlite3_wal_hook(writer_db.raw(), &WalHook, this); }
+void Checkpointer::Attach(sqlite3* writer_db) { sqlite3_wal_hook(writer_db, &WalHook, this); }
 
 bool Checkpointer::WriterMustCheckpoint() const {
   std::lock_guard<std::mutex> lock(mu_);
@@ -47,7 +48,7 @@ void Checkpointer::Loop() {
     lock.unlock();
     // PASSIVE: copies what it can without waiting for the writer or readers.
     // A failure (busy) is harmless: the next commit wakes us again.
-    sqlite3_wal_checkpoint_v2(db_->raw(), "main", SQLITE_CHECKPOINT_PASSIVE, nullptr, nullptr);
+    sqlite3_wal_checkpoint_v2(db_, "main", SQLITE_CHECKPOINT_PASSIVE, nullptr, nullptr);
     lock.lock();
   }
 }

@@ -20,18 +20,19 @@
 #include <string>
 #include <thread>
 
-#include "store/sqlite/sqlite_handle.h"
+#include <sqlite3.h>
 
 namespace apollo::store::sqlite {
 
 class Checkpointer {
  public:
   // `soft_pages`: WAL size that wakes the background checkpoint.
-  Checkpointer(std::unique_ptr<Db> db, int soft_pages);
+  // Takes `db`, its own connection to the file.
+  Checkpointer(sqlite3* db, int soft_pages);
   ~Checkpointer();
 
   // Installs the WAL hook on the writer's connection.
-  void Attach(Db& writer_db);
+  void Attach(sqlite3* writer_db);
   // True when the writer should checkpoint itself now (WAL past the hard
   // limit). Call between transactions.
   bool WriterMustCheckpoint() const;
@@ -40,7 +41,7 @@ class Checkpointer {
   static int WalHook(void* self, sqlite3* db, const char* schema, int pages);
   void Loop();
 
-  std::unique_ptr<Db> db_;  // checkpoint thread only
+  sqlite3* db_;  // checkpoint thread only
   const int soft_pages_;
   mutable std::mutex mu_;
   std::condition_variable cv_;

@@ -14,7 +14,7 @@
 #include <sstream>
 #include <vector>
 
-#include <pqxx/pqxx>
+#include <libpq-fe.h>
 
 namespace apollo::store::testing {
 namespace {
@@ -140,13 +140,21 @@ std::string PgServer::Url(const std::string& db) const {
 }
 
 Result<std::string> PgServer::CreateDatabase(const std::string& name) {
-  try {
-    pqxx::connection c(Url("postgres"));
-    pqxx::nontransaction n(c);
-    n.exec("CREATE DATABASE " + c.quote_name(name));
-  } catch (const std::exception& e) {
-    return Status::Unavailable("creating database " + name + ": " + e.what());
+  PGconn* c = PQconnectdb(Url("postgres").c_str());
+  Status st;
+  if (PQstatus(c) != CONNECTION_OK) {
+    st = Status::Unavailable("creating database " + name + ": " + PQerrorMessage(c));
+  } else {
+    char* quoted = PQescapeIdentifier(c, name.c_str(), name.size());
+    PGresult* r = PQexec(c, ("CREATE DATABASE " + std::string(quoted ? quoted : name)).c_str());
+    if (PQresultStatus(r) != PGRES_COMMAND_OK) {
+      st = Status::Unavailable("creating database " + name + ": " + PQresultErrorMessage(r));
+    }
+    PQclear(r);
+    PQfreemem(quoted);
   }
+  PQfinish(c);
+  if (!st.ok()) return st;
   return Url(name);
 }
 

@@ -30,6 +30,10 @@ class StoreBackend {
   // A URL naming a new, empty store, with `temp_dir` (empty, removed after
   // the test) for any files it needs.
   virtual Result<std::string> NewStoreUrl(const std::string& temp_dir) = 0;
+  // Loads the backend's schema-1 fixture (src/store/testdata/<name>_v1.sql,
+  // a dump of a store made by the code before the one engine) into the new,
+  // empty store at `url`, without opening it.
+  virtual Status LoadV1Fixture(const std::string& url) = 0;
 };
 
 class StoreConformanceTest : public ::testing::TestWithParam<StoreBackend*> {

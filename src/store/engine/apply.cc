@@ -1,0 +1,173 @@
+// Applying agent events: dedup, fencing, the state machine, CAS, history.
+// Decided over rows loaded for the whole batch (rows.h, seq.h) and written
+// back with a few set-based statements.
+#include <set>
+
+#include "store/engine/event_verdict.h"
+#include "store/engine/rows.h"
+#include "store/engine/seq.h"
+#include "store/engine/write_paths.h"
+#include "store/test_switches.h"
+
+namespace apollo::store::engine {
+namespace {
+
+EventOutcome Rejected(Outcome o, std::string reason, std::optional<TaskState> from = {},
+                      std::optional<TaskState> to = {}, int64_t version = 0) {
+  return EventOutcome{o, std::move(reason), from, to, version};
+}
+
+class EventApplier {
+ public:
+  EventApplier(WriteTxn& txn, const NodeFacts& refs, SeqMap& seqs, RowMap& rows, WriteSet& ws)
+      : txn_(txn), refs_(refs), seqs_(seqs), rows_(rows), ws_(ws) {}
+
+  Result<EventOutcome> ApplyOne(const Event& e, const Status& valid);
+
+ private:
+  Result<EventOutcome> ApplyToRow(const Event& e, Row& row);
+  void Alert(std::string_view kind, const Event& e, std::optional<TaskState> from,
+             std::optional<TaskState> to, std::string_view detail) {
+    ws_.AddAlert(txn_, {kind, e.task_id, e.node_id, from, to, e.event_id(), detail});
+  }
+  Status History(const Event& e, const Row& row, TaskState from, Outcome o, TaskState to,
+                 std::string_view detail, bool with_payload = true) {
+    return ws_.AddHistory(txn_, {row.task_ref, row.node_ref, Cause::kEvent, o,
+                                 static_cast<int64_t>(e.sequence_number), e.type, e.attempt, from,
+                                 to, row.version, detail,
+                                 with_payload ? std::string_view(e.payload) : std::string_view()});
+  }
+
+  WriteTxn& txn_;
+  const NodeFacts& refs_;
+  SeqMap& seqs_;
+  RowMap& rows_;
+  WriteSet& ws_;
+};
+
+Result<EventOutcome> EventApplier::ApplyOne(const Event& e, const Status& valid) {
+  auto ref = e.node_id.empty() ? refs_.end() : refs_.find(e.node_id);
+  SeqState* seq = ref == refs_.end() ? nullptr : &seqs_[ref->second.ref];
+  if (seq && e.sequence_number > 0 && !TestSwitches::Get().disable_dedup &&
+      SeenBefore(*seq, e.sequence_number)) {
+    ++txn_.stats().events_duplicate;
+    return Rejected(Outcome::kDuplicate, "event " + e.event_id() + " already stored");
+  }
+  Row* row = nullptr;
+  if (valid.ok() && seq) {
+    auto it = rows_.find(RowKey(e.task_id, ref->second.ref));
+    if (it != rows_.end()) row = &it->second;
+  }
+  // From here on the event counts as stored: its seq is consumed, so a
+  // redelivery is a duplicate, whatever the outcome below.
+  if (seq && e.sequence_number > 0 && !SeenBefore(*seq, e.sequence_number)) {
+    MarkSeen(*seq, e.sequence_number);
+  }
+  static long applied_so_far = 0;  // for drop_event_every; one writer thread
+  long drop_every = TestSwitches::Get().drop_event_every;
+  if (drop_every > 0 && ++applied_so_far % drop_every == 0) {
+    return EventOutcome{Outcome::kApplied, "", {}, {}, 0};
+  }
+  if (!valid.ok()) {
+    ++txn_.stats().malformed;
+    Alert("malformed", e, {}, {}, valid.message());
+    return Rejected(Outcome::kMalformed, valid.message());
+  }
+  if (!row) {
+    ++txn_.stats().unknown_task;
+    std::string why = "no task " + e.task_id + " on node " + e.node_id;
+    Alert("unknown_task", e, {}, {}, why);
+    return Rejected(Outcome::kUnknownTask, why);
+  }
+  return ApplyToRow(e, *row);
+}
+
+Result<EventOutcome> EventApplier::ApplyToRow(const Event& e, Row& row) {
+  TaskState from = row.state;
+  EventVerdict v = JudgeEvent(e, from, row.attempt, row.due_kind);
+  switch (v.kind) {
+    case EventVerdict::Kind::kStale:
+      ++txn_.stats().events_stale;
+      APOLLO_RETURN_IF_ERROR(History(e, row, from, Outcome::kStaleAttempt, from, v.detail));
+      return Rejected(Outcome::kStaleAttempt, v.detail, from, from, row.version);
+    case EventVerdict::Kind::kRecord:
+      ++txn_.stats().events_applied;
+      APOLLO_RETURN_IF_ERROR(History(e, row, from, Outcome::kApplied, from, v.detail));
+      return EventOutcome{Outcome::kApplied, "", from, from, row.version};
+    case EventVerdict::Kind::kIllegal:
+      ++txn_.stats().illegal_transitions;
+      Alert("illegal_transition", e, from, *v.target, v.detail);
+      APOLLO_RETURN_IF_ERROR(
+          History(e, row, from, Outcome::kIllegalTransition, from, v.detail));
+      return Rejected(Outcome::kIllegalTransition, v.detail, from, *v.target, row.version);
+    case EventVerdict::Kind::kWalk:
+      break;
+  }
+  const TaskState target = *v.target;
+  for (TaskState step : v.path.view()) {
+    TaskState step_from = row.state;
+    APOLLO_RETURN_IF_ERROR(ChangeRow(txn_, row, WalkStep(row, step, e, txn_.now())));
+    if (step == target) {
+      APOLLO_RETURN_IF_ERROR(History(e, row, step_from, Outcome::kApplied, step, ""));
+    } else {
+      APOLLO_RETURN_IF_ERROR(History(e, row, step_from, Outcome::kApplied, step,
+                                     ImpliedRunningDetail(e), /*with_payload=*/false));
+    }
+  }
+  ++txn_.stats().events_applied;
+  ws_.Touch(row.task_ref);
+  return EventOutcome{Outcome::kApplied, "", from, target, row.version};
+}
+
+}  // namespace
+
+Result<ApplyResult> ApplyEvents(WriteTxn& txn, std::span<const Event* const> events) {
+  std::vector<std::string> node_ids;
+  for (const Event* e : events) {
+    if (!e->node_id.empty()) node_ids.push_back(e->node_id);
+  }
+  Result<NodeFacts> refs = txn.FindNodes(node_ids);
+  if (!refs.ok()) return refs.status();
+  std::set<int64_t> node_refs;
+  for (const auto& [id, fact] : *refs) node_refs.insert(fact.ref);
+
+  std::vector<Status> valid;
+  valid.reserve(events.size());
+  std::set<RowKey> keys;
+  for (const Event* e : events) {
+    valid.push_back(ValidateEvent(*e));
+    auto it = e->node_id.empty() ? refs->end() : refs->find(e->node_id);
+    if (valid.back().ok() && it != refs->end()) keys.emplace(e->task_id, it->second.ref);
+  }
+  // Marks, then rows: one round trip.
+  sql::RowSet seq_keys = SeqKeys(node_refs);
+  sql::RowSet row_keys = RowKeys(keys);
+  sql::Rows locked_seqs, locked_rows;
+  txn.Exec(kLockSeqs, {}, &seq_keys, &locked_seqs);
+  txn.Exec(kLoadRows, {}, &row_keys, &locked_rows);
+  APOLLO_RETURN_IF_ERROR(txn.Flush());
+  SeqMap seqs;
+  APOLLO_RETURN_IF_ERROR(LoadSeqs(txn, node_refs, locked_seqs, seqs));
+  Loaded loaded = ReadLoaded(locked_rows);
+
+  WriteSet ws;
+  EventApplier applier(txn, *refs, seqs, loaded.rows, ws);
+  ApplyResult result;
+  result.outcomes.reserve(events.size());
+  for (size_t i = 0; i < events.size(); ++i) {
+    Result<EventOutcome> o = applier.ApplyOne(*events[i], valid[i]);
+    if (!o.ok()) return o.status();
+    result.outcomes.push_back(std::move(*o));
+  }
+  Result<TaskStates> states = ws.Flush(txn, loaded.rows, loaded.tasks);
+  if (!states.ok()) return states.status();
+  FlushSeqs(txn, seqs);
+  APOLLO_RETURN_IF_ERROR(RecomputeTasks(txn, ws.touched(), loaded.tasks, *states));
+  for (const Event* e : events) {
+    auto it = e->node_id.empty() ? refs->end() : refs->find(e->node_id);
+    if (it != refs->end()) result.acked_seq[e->node_id] = seqs[it->second.ref].hwm;
+  }
+  return result;
+}
+
+}  // namespace apollo::store::engine

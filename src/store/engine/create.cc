@@ -1,0 +1,216 @@
+// Creating tasks, idempotently and set-based: one statement per kind of
+// row whatever the number of tasks.
+#include <map>
+#include <set>
+
+#include <nlohmann/json.hpp>
+
+#include "store/engine/nodes.h"
+#include "store/engine/rows.h"
+#include "store/engine/write_paths.h"
+
+namespace apollo::store::engine {
+namespace {
+
+constexpr sql::Column kIdCols[] = {{"task_id", sql::Type::kText}};
+constexpr sql::Statement kFindTasks{
+    "SELECT t.task_id, t.spec FROM tasks t, @rows WHERE t.task_id = u.task_id", kIdCols};
+
+constexpr sql::Column kTaskCols[] = {
+    {"task_id", sql::Type::kText},   {"intent", sql::Type::kText},
+    {"spec", sql::Type::kText},      {"priority", sql::Type::kInt},
+    {"timeout_us", sql::Type::kInt}, {"max_retries", sql::Type::kInt},
+    {"node_count", sql::Type::kInt}};
+// A concurrent store creating the same task_id makes this fail with a unique
+// violation: the writer runs the batch again and then finds the task.
+constexpr sql::Statement kInsertTasks{
+    "INSERT INTO tasks(task_id, intent, spec, priority, timeout_us, max_retries, node_count, "
+    "created_at) SELECT u.task_id, u.intent, u.spec, u.priority, u.timeout_us, u.max_retries, "
+    "u.node_count, $1 FROM @rows RETURNING task_id, task_ref",
+    kTaskCols};
+
+constexpr sql::Column kRefCols[] = {{"task_ref", sql::Type::kInt}};
+constexpr sql::Statement kInsertStatus{
+    "INSERT INTO task_status(task_ref, status, updated_at) SELECT u.task_ref, $1, $2 FROM @rows",
+    kRefCols};
+
+constexpr sql::Statement kDepFacts{
+    "SELECT t.task_id, t.task_ref, s.status, s.settled_at IS NOT NULL "
+    "FROM tasks t JOIN task_status s ON s.task_ref = t.task_ref, @rows "
+    "WHERE t.task_id = u.task_id",
+    kIdCols};
+
+constexpr sql::Column kDepCols[] = {{"task_ref", sql::Type::kInt}, {"dep_ref", sql::Type::kInt}};
+constexpr sql::Statement kInsertDeps{
+    "INSERT INTO task_deps(task_ref, dep_ref) SELECT u.task_ref, u.dep_ref FROM @rows "
+    "WHERE true ON CONFLICT DO NOTHING",
+    kDepCols};
+
+constexpr sql::Column kNodeRowCols[] = {
+    {"task_ref", sql::Type::kInt}, {"node_ref", sql::Type::kInt}, {"due_kind", sql::Type::kInt},
+    {"due_at", sql::Type::kInt},   {"reason", sql::Type::kText}};
+constexpr sql::Statement kInsertNodeRows{
+    "INSERT INTO task_nodes(task_ref, node_ref, state, version, attempt, retries, created_at, "
+    "updated_at, due_kind, due_at, blocked_reason) "
+    "SELECT u.task_ref, u.node_ref, $1, 1, 0, 0, $2, $2, u.due_kind, u.due_at, u.reason "
+    "FROM @rows",
+    kNodeRowCols};
+
+struct DepFacts {
+  int64_t ref = 0;
+  TaskState status = TaskState::kPending;
+  bool settled = false;
+};
+
+// How the new rows of `spec` start out, given its dependencies.
+Result<std::pair<DueKind, std::string>> StartOf(const TaskSpec& spec,
+                                                const std::map<std::string, DepFacts>& deps) {
+  std::string pending;
+  bool failed = false;
+  for (const std::string& dep : spec.depends_on) {
+    auto it = deps.find(dep);
+    if (it == deps.end()) {
+      return Status::InvalidArgument("task " + spec.task_id + " depends on unknown task " + dep);
+    }
+    if (it->second.status != TaskState::kSucceeded) pending += (pending.empty() ? "" : ",") + dep;
+    failed = failed || (it->second.settled && it->second.status != TaskState::kSucceeded);
+  }
+  if (failed) return std::pair(DueKind::kUpstreamFailed, std::string("upstream_failed"));
+  if (!pending.empty()) return std::pair(DueKind::kNone, "deps_pending [" + pending + "]");
+  return std::pair(DueKind::kDispatch, std::string());
+}
+
+struct Fresh {
+  const NewTask* task;
+  std::set<std::string> nodes;
+};
+
+// Inserts the task and task_status rows; returns task_id -> task_ref.
+Result<std::map<std::string, int64_t>> InsertTaskRows(
+    WriteTxn& txn, const std::vector<Fresh>& fresh,
+    const std::map<std::string, std::string>& canonical) {
+  sql::RowSet rows(kInsertTasks);
+  for (const Fresh& f : fresh) {
+    const TaskSpec& s = f.task->spec;
+    rows.Text(s.task_id).Text(s.intent).Text(canonical.at(s.task_id));
+    rows.Int(static_cast<int64_t>(s.priority));
+    rows.Int(std::chrono::duration_cast<Duration>(s.timeout).count());
+    rows.Int(static_cast<int64_t>(s.retry_policy.max_retries));
+    rows.Int(static_cast<int64_t>(f.nodes.size()));
+  }
+  sql::Params at;
+  at.Int(txn.now_us());
+  Result<sql::Rows> r = txn.Query(kInsertTasks, at, &rows);
+  if (!r.ok()) return r.status();
+  std::map<std::string, int64_t> refs;
+  sql::RowSet status(kInsertStatus);
+  for (size_t i = 0; i < r->size(); ++i) {
+    refs[r->Text(i, 0)] = r->Int(i, 1);
+    status.Int(r->Int(i, 1));
+  }
+  sql::Params st;
+  st.Int(static_cast<int64_t>(TaskState::kPending)).Int(txn.now_us());
+  txn.Exec(kInsertStatus, st, &status);
+  return refs;
+}
+
+Result<std::map<std::string, DepFacts>> LoadDeps(WriteTxn& txn, const std::vector<Fresh>& fresh) {
+  sql::RowSet ids(kDepFacts);
+  std::set<std::string> asked;
+  for (const Fresh& f : fresh) {
+    for (const std::string& d : f.task->spec.depends_on) {
+      if (asked.insert(d).second) ids.Text(d);
+    }
+  }
+  std::map<std::string, DepFacts> deps;
+  Result<sql::Rows> r = txn.Query(kDepFacts, {}, &ids);
+  if (!r.ok()) return r.status();
+  for (size_t i = 0; i < r->size(); ++i) {
+    deps[r->Text(i, 0)] = {r->Int(i, 1), static_cast<TaskState>(r->Int(i, 2)), r->Bool(i, 3)};
+  }
+  return deps;
+}
+
+}  // namespace
+
+Result<std::vector<CreatedTask>> InsertTasks(WriteTxn& txn, const std::vector<NewTask>& tasks) {
+  std::vector<std::string> specs;  // canonical, one per task
+  std::map<std::string, std::string> canonical;  // task_id -> first canonical spec
+  sql::RowSet ids(kFindTasks);
+  for (const NewTask& t : tasks) {
+    if (t.spec.task_id.empty()) return Status::InvalidArgument("task without task_id");
+    try {
+      specs.push_back(CanonicalSpec(t.spec));
+    } catch (const nlohmann::json::exception& e) {  // e.g. invalid UTF-8
+      return Status::InvalidArgument("task " + t.spec.task_id + ": " + e.what());
+    }
+    if (canonical.emplace(t.spec.task_id, specs.back()).second) ids.Text(t.spec.task_id);
+  }
+  Result<sql::Rows> found = txn.Query(kFindTasks, {}, &ids);
+  if (!found.ok()) return found.status();
+  std::map<std::string, std::string> existing;  // task_id -> stored canonical spec
+  for (size_t i = 0; i < found->size(); ++i) existing[found->Text(i, 0)] = found->Text(i, 1);
+
+  std::vector<CreatedTask> out;
+  std::vector<Fresh> fresh;
+  for (size_t i = 0; i < tasks.size(); ++i) {
+    const NewTask& t = tasks[i];
+    const std::string& spec = specs[i];
+    auto it = existing.find(t.spec.task_id);
+    if (it != existing.end()) {
+      if (it->second != spec) {
+        return Status::AlreadyExists("task " + t.spec.task_id +
+                                     " already exists with a different spec");
+      }
+      out.push_back({t.spec.task_id, false});
+      continue;
+    }
+    existing[t.spec.task_id] = spec;  // a repeat in this call is a no-op
+    fresh.push_back({&t, std::set<std::string>(t.node_ids.begin(), t.node_ids.end())});
+    out.push_back({t.spec.task_id, true});
+  }
+  if (fresh.empty()) return out;
+  Result<std::map<std::string, int64_t>> task_refs = InsertTaskRows(txn, fresh, canonical);
+  if (!task_refs.ok()) return task_refs.status();
+
+  // Dependencies after every task of the call exists, so a DAG may come in
+  // any order within one call.
+  Result<std::map<std::string, DepFacts>> deps = LoadDeps(txn, fresh);
+  if (!deps.ok()) return deps.status();
+  std::set<std::string> node_ids;
+  for (const Fresh& f : fresh) node_ids.insert(f.nodes.begin(), f.nodes.end());
+  Result<NodeFacts> nodes = EnsureNodes(txn, node_ids);
+  if (!nodes.ok()) return nodes.status();
+
+  sql::RowSet dep_rows(kInsertDeps), node_rows(kInsertNodeRows);
+  WriteSet ws;
+  for (const Fresh& f : fresh) {
+    Result<std::pair<DueKind, std::string>> start = StartOf(f.task->spec, *deps);
+    if (!start.ok()) return start.status();
+    int64_t task_ref = task_refs->at(f.task->spec.task_id);
+    const std::vector<std::string>& depends_on = f.task->spec.depends_on;
+    for (const std::string& d : std::set<std::string>(depends_on.begin(), depends_on.end())) {
+      dep_rows.Int(task_ref).Int(deps->at(d).ref);
+    }
+    for (const std::string& node_id : f.nodes) {
+      const NodeFact& n = nodes->at(node_id);
+      std::string reason = start->second;
+      if (reason.empty() && !n.registered) reason = "node_not_registered";
+      node_rows.Int(task_ref).Int(n.ref).Int(static_cast<int64_t>(start->first));
+      node_rows.Int(start->first != DueKind::kNone ? std::optional<int64_t>(txn.now_us())
+                                                   : std::nullopt);
+      node_rows.Text(reason);
+      APOLLO_RETURN_IF_ERROR(ws.AddHistory(
+          txn, {task_ref, n.ref, Cause::kCreate, Outcome::kApplied, std::nullopt, std::nullopt, 0,
+                TaskState::kPending, TaskState::kPending, 1, reason, {}}));
+    }
+  }
+  txn.Exec(kInsertDeps, {}, &dep_rows);
+  sql::Params p;
+  p.Int(static_cast<int64_t>(TaskState::kPending)).Int(txn.now_us());
+  txn.Exec(kInsertNodeRows, p, &node_rows);
+  ws.FlushLog(txn);
+  return out;
+}
+
+}  // namespace apollo::store::engine

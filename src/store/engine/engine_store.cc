@@ -1,0 +1,152 @@
+#include "store/engine/engine_store.h"
+
+#include "store/engine/apply_op.h"
+#include "store/engine/nodes.h"
+#include "store/engine/queries.h"
+#include "store/engine/reader_pool.h"
+#include "store/engine/schema.h"
+#include "store/engine/write_paths.h"
+#include "store/engine/writer.h"
+
+namespace apollo::store::engine {
+namespace {
+
+class EngineStore final : public StateStore {
+ public:
+  EngineStore(std::unique_ptr<sql::Driver> driver, std::unique_ptr<Writer> writer, int readers)
+      : driver_(std::move(driver)), writer_(std::move(writer)), readers_(*driver_, readers) {}
+
+  // StateStore: tasks, events, transitions
+  Result<std::vector<CreatedTask>> CreateTasks(std::span<const NewTask> tasks) override {
+    std::vector<NewTask> copy(tasks.begin(), tasks.end());
+    return Write<std::vector<CreatedTask>>(
+        1, [t = std::move(copy)](WriteTxn& txn) { return InsertTasks(txn, t); });
+  }
+  std::future<Result<ApplyResult>> ApplyAsync(std::vector<Event> events) override {
+    auto op = std::make_unique<ApplyOp>(std::move(events));
+    std::future<Result<ApplyResult>> fut = op->future();
+    writer_->Enqueue(std::move(op));
+    return fut;
+  }
+  Result<std::vector<EventOutcome>> Transition(
+      std::span<const TransitionRequest> requests) override {
+    std::vector<TransitionRequest> copy(requests.begin(), requests.end());
+    int weight = static_cast<int>(copy.size());
+    return Write<std::vector<EventOutcome>>(
+        weight, [r = std::move(copy)](WriteTxn& txn) { return ApplyTransitions(txn, r); });
+  }
+
+  // StateStore: queries
+  Result<TaskRow> GetTask(std::string_view task_id) override {
+    return readers_.Read([&](sql::Conn& db) { return QueryTask(db, task_id); });
+  }
+  Result<TaskPage> ListTasks(const TaskQuery& query) override {
+    return readers_.Read([&](sql::Conn& db) { return QueryTasks(db, query); });
+  }
+  Result<std::vector<NodeRow>> ListNodeTasks(std::string_view node_id, int limit) override {
+    return readers_.Read([&](sql::Conn& db) { return QueryNodeTasks(db, node_id, limit); });
+  }
+  Result<std::vector<HistoryRow>> GetHistory(std::string_view task_id) override {
+    return readers_.Read([&](sql::Conn& db) { return QueryHistory(db, task_id); });
+  }
+  Result<std::vector<DueItem>> DueWork(TimePoint now, int limit) override {
+    return readers_.Read([&](sql::Conn& db) { return QueryDue(db, now, limit); });
+  }
+  Result<uint64_t> HighestStoredSeq(std::string_view node_id) override {
+    return readers_.Read([&](sql::Conn& db) { return QueryHighestSeq(db, node_id); });
+  }
+  Result<int64_t> QueueDepth() override {
+    return readers_.Read([&](sql::Conn& db) { return QueryQueueDepth(db); });
+  }
+  Result<std::string> GetPayload(int64_t ref) override {
+    return readers_.Read([&](sql::Conn& db) { return QueryPayload(db, ref); });
+  }
+
+  // StateStore: nodes
+  Status UpsertNode(const NodeInfo& node) override {
+    return Write<bool>(1, [node](WriteTxn& txn) -> Result<bool> {
+             APOLLO_RETURN_IF_ERROR(WriteNode(txn, node));
+             return true;
+           })
+        .status();
+  }
+  Status RecordHeartbeat(std::string_view node_id, TimePoint at, std::string_view mode) override {
+    NodeHeartbeat beat{std::string(node_id), at, std::string(mode)};
+    Result<int> n = RecordHeartbeats({&beat, 1});
+    if (!n.ok()) return n.status();
+    if (*n == 0) return Status::NotFound("no registered node " + beat.node_id);
+    return Status::Ok();
+  }
+  Result<int> RecordHeartbeats(std::span<const NodeHeartbeat> beats) override {
+    if (beats.empty()) return 0;
+    std::vector<NodeHeartbeat> copy(beats.begin(), beats.end());
+    int weight = static_cast<int>(copy.size());
+    return Write<int>(weight, [b = std::move(copy)](WriteTxn& txn) {
+      return WriteHeartbeats(txn, b);
+    });
+  }
+  Result<std::vector<NodeInfo>> ListNodes() override {
+    return readers_.Read([&](sql::Conn& db) { return QueryNodes(db); });
+  }
+  Result<std::vector<std::string>> ResolveSelector(const TargetSelector& sel) override {
+    return readers_.Read([&](sql::Conn& db) { return QuerySelector(db, sel); });
+  }
+
+  // StateStore: alerts, dead letters, retention
+  Result<std::vector<AlertRow>> ListAlerts(int64_t after_id, int limit) override {
+    return readers_.Read([&](sql::Conn& db) { return QueryAlerts(db, after_id, limit); });
+  }
+  Result<int64_t> AddAlert(const AlertRow& alert) override {
+    if (alert.kind.empty()) return Status::InvalidArgument("an alert needs a kind");
+    return Write<int64_t>(1, [alert](WriteTxn& txn) { return InsertAlert(txn, alert); });
+  }
+  Result<int64_t> AddDeadLetter(const DeadLetter& letter) override {
+    return Write<int64_t>(1, [letter](WriteTxn& txn) { return InsertDeadLetter(txn, letter); });
+  }
+  Result<std::vector<DeadLetter>> ListDeadLetters(int64_t after_id, int limit) override {
+    return readers_.Read([&](sql::Conn& db) { return QueryDeadLetters(db, after_id, limit); });
+  }
+  Result<DeadLetter> GetDeadLetter(int64_t id) override {
+    return readers_.Read([&](sql::Conn& db) { return QueryDeadLetter(db, id); });
+  }
+  Status DropDeadLetter(int64_t id) override {
+    return Write<bool>(1, [id](WriteTxn& txn) -> Result<bool> {
+             APOLLO_RETURN_IF_ERROR(DeleteDeadLetter(txn, id));
+             return true;
+           })
+        .status();
+  }
+  Result<PurgeStats> Purge(const RetentionPolicy& policy) override {
+    return Write<PurgeStats>(1, [policy](WriteTxn& txn) { return PurgeOld(txn, policy); });
+  }
+  StoreStats Stats() const override { return writer_->Stats(); }
+
+ private:
+  template <typename T, typename Fn>
+  Result<T> Write(int weight, Fn fn) {
+    return writer_->Submit<T>(weight, std::move(fn)).get();
+  }
+
+  // Declared first: the writer and the readers use it until they are gone.
+  std::unique_ptr<sql::Driver> driver_;
+  std::unique_ptr<Writer> writer_;
+  ReaderPool readers_;
+};
+
+}  // namespace
+
+Result<std::unique_ptr<StateStore>> OpenEngineStore(std::unique_ptr<sql::Driver> driver,
+                                                    const StoreOptions& options,
+                                                    const Clock& clock) {
+  {
+    Result<std::unique_ptr<sql::Conn>> conn = driver->Connect(sql::Role::kWriter);
+    if (!conn.ok()) return conn.status();
+    APOLLO_RETURN_IF_ERROR(Migrate(**conn, driver->dialect()));
+  }
+  Result<std::unique_ptr<Writer>> writer = Writer::Start(*driver, clock, options.batch_cap);
+  if (!writer.ok()) return writer.status();
+  return std::unique_ptr<StateStore>(std::make_unique<EngineStore>(
+      std::move(driver), std::move(*writer), options.reader_connections));
+}
+
+}  // namespace apollo::store::engine

@@ -1,0 +1,30 @@
+#pragma once
+
+// Read-side queries of the store. Each runs on a read connection inside one
+// read transaction (reader_pool.h), so it sees one committed snapshot.
+
+#include <string_view>
+#include <vector>
+
+#include "store/dead_letter.h"
+#include "store/engine/sql.h"
+#include "store/types.h"
+
+namespace apollo::store::engine {
+
+Result<TaskRow> QueryTask(sql::Conn& db, std::string_view task_id);
+Result<TaskPage> QueryTasks(sql::Conn& db, const TaskQuery& q);
+Result<std::vector<NodeRow>> QueryNodeTasks(sql::Conn& db, std::string_view node_id, int limit);
+Result<std::vector<HistoryRow>> QueryHistory(sql::Conn& db, std::string_view task_id);
+Result<std::vector<DueItem>> QueryDue(sql::Conn& db, TimePoint now, int limit);
+Result<std::string> QueryPayload(sql::Conn& db, int64_t ref);
+Result<int64_t> QueryQueueDepth(sql::Conn& db);
+
+Result<uint64_t> QueryHighestSeq(sql::Conn& db, std::string_view node_id);
+Result<std::vector<NodeInfo>> QueryNodes(sql::Conn& db);
+Result<std::vector<std::string>> QuerySelector(sql::Conn& db, const TargetSelector& sel);
+Result<std::vector<AlertRow>> QueryAlerts(sql::Conn& db, int64_t after_id, int limit);
+Result<std::vector<DeadLetter>> QueryDeadLetters(sql::Conn& db, int64_t after_id, int limit);
+Result<DeadLetter> QueryDeadLetter(sql::Conn& db, int64_t id);
+
+}  // namespace apollo::store::engine

@@ -1,0 +1,84 @@
+// Task roll-up and dependency release (part of rows.h). Decided here, from
+// the states the op holds; written with statements queued behind the op's
+// row writes, so neither costs a round trip of its own.
+#include <map>
+#include <vector>
+
+#include "store/engine/rows.h"
+
+namespace apollo::store::engine {
+namespace {
+
+constexpr sql::Column kStatusCols[] = {
+    {"task_ref", sql::Type::kInt}, {"status", sql::Type::kInt}, {"settled", sql::Type::kBool}};
+constexpr sql::Statement kWriteStatus{
+    "UPDATE task_status AS t SET status = u.status, updated_at = $1, "
+    "settled_at = CASE WHEN u.settled THEN COALESCE(t.settled_at, $1) ELSE NULL END "
+    "FROM @rows WHERE t.task_ref = u.task_ref",
+    kStatusCols};
+
+// The PENDING rows of every task depending on a task that settled without
+// success now wait for nothing: they are upstream_failed.
+constexpr sql::Column kFailedCols[] = {{"task_ref", sql::Type::kInt},
+                                       {"reason", sql::Type::kText}};
+constexpr sql::Statement kFailDependents{
+    "UPDATE task_nodes SET due_kind = $1, due_at = $2, blocked_reason = u.reason FROM @rows "
+    "WHERE task_nodes.state = $3 AND task_nodes.task_ref IN "
+    "(SELECT d.task_ref FROM task_deps d WHERE d.dep_ref = u.task_ref)",
+    kFailedCols};
+
+// The PENDING rows of every task depending on a task that SUCCEEDED become
+// due once all their dependencies have (statuses as written just before).
+constexpr sql::Column kSucceededCols[] = {{"task_ref", sql::Type::kInt}};
+constexpr sql::Statement kReleaseDependents{
+    "UPDATE task_nodes SET due_kind = $1, due_at = $2, blocked_reason = '' FROM @rows "
+    "WHERE task_nodes.state = $3 AND task_nodes.task_ref IN "
+    "(SELECT d.task_ref FROM task_deps d WHERE d.dep_ref = u.task_ref) "
+    "AND NOT EXISTS (SELECT 1 FROM task_deps d2 JOIN task_status s ON s.task_ref = d2.dep_ref "
+    "WHERE d2.task_ref = task_nodes.task_ref AND s.status <> $4)",
+    kSucceededCols};
+
+}  // namespace
+
+Status RecomputeTasks(WriteTxn& txn, const std::set<int64_t>& touched, const TaskMap& tasks,
+                      const TaskStates& states) {
+  sql::RowSet changed(kWriteStatus), failed(kFailDependents), succeeded(kReleaseDependents);
+  for (int64_t ref : touched) {
+    auto t = tasks.find(ref);
+    auto nodes = states.find(ref);
+    if (t == tasks.end() || nodes == states.end()) {
+      return Status::Internal("roll-up of a task that was not locked");
+    }
+    std::vector<TaskState> node_states;
+    bool settled = true;
+    for (const auto& [node_ref, state_retries] : nodes->second) {
+      node_states.push_back(state_retries.first);
+      settled = settled &&
+                IsSettled(state_retries.first, state_retries.second >= t->second.max_retries);
+    }
+    TaskState status = RollUp(node_states);
+    settled = settled && !node_states.empty();
+    if (status == t->second.status && settled == t->second.settled) continue;
+    changed.Int(ref).Int(static_cast<int64_t>(status)).Bool(settled);
+    if (!settled || t->second.settled) continue;
+    if (status == TaskState::kSucceeded) {
+      succeeded.Int(ref);
+    } else {
+      failed.Int(ref).Text("upstream_failed (" + std::string(TaskStateName(status)) + ")");
+    }
+  }
+  sql::Params now;
+  now.Int(txn.now_us());
+  txn.Exec(kWriteStatus, now, &changed);
+  sql::Params due;
+  due.Int(static_cast<int64_t>(DueKind::kUpstreamFailed)).Int(txn.now_us());
+  due.Int(static_cast<int64_t>(TaskState::kPending));
+  txn.Exec(kFailDependents, due, &failed);
+  sql::Params ready;
+  ready.Int(static_cast<int64_t>(DueKind::kDispatch)).Int(txn.now_us());
+  ready.Int(static_cast<int64_t>(TaskState::kPending)).Int(static_cast<int64_t>(TaskState::kSucceeded));
+  txn.Exec(kReleaseDependents, ready, &succeeded);
+  return Status::Ok();
+}
+
+}  // namespace apollo::store::engine

@@ -1,0 +1,229 @@
+#include "store/engine/rows.h"
+
+namespace apollo::store::engine {
+namespace {
+
+constexpr sql::Column kKeyCols[] = {{"task_id", sql::Type::kText}, {"node_ref", sql::Type::kInt}};
+
+constexpr sql::Statement kStorePayload{
+    "INSERT INTO payloads(task_ref, body) VALUES ($1, $2) RETURNING payload_id"};
+
+constexpr sql::Column kUpdateCols[] = {
+    {"task_ref", sql::Type::kInt},       {"node_ref", sql::Type::kInt},
+    {"old_version", sql::Type::kInt},    {"state", sql::Type::kInt},
+    {"version", sql::Type::kInt},        {"attempt", sql::Type::kInt},
+    {"retries", sql::Type::kInt},        {"updated_at", sql::Type::kInt},
+    {"due_kind", sql::Type::kInt},       {"due_at", sql::Type::kInt},
+    {"blocked_reason", sql::Type::kText}, {"last_error", sql::Type::kText},
+    {"result", sql::Type::kText},        {"result_ref", sql::Type::kInt}};
+// Unset text columns (NULL) keep their value; a set result replaces the
+// ref too (NULL when it is stored inline).
+constexpr sql::Statement kUpdateRows{
+    "UPDATE task_nodes AS tn SET state = u.state, version = u.version, attempt = u.attempt, "
+    "retries = u.retries, updated_at = u.updated_at, due_kind = u.due_kind, due_at = u.due_at, "
+    "blocked_reason = COALESCE(u.blocked_reason, tn.blocked_reason), "
+    "last_error = COALESCE(u.last_error, tn.last_error), result = COALESCE(u.result, tn.result), "
+    "result_ref = CASE WHEN u.result IS NULL THEN tn.result_ref ELSE u.result_ref END "
+    "FROM @rows WHERE tn.task_ref = u.task_ref AND tn.node_ref = u.node_ref "
+    "AND tn.version = u.old_version",
+    kUpdateCols};
+
+constexpr sql::Column kHistoryCols[] = {
+    {"task_ref", sql::Type::kInt}, {"node_ref", sql::Type::kInt},  {"cause", sql::Type::kInt},
+    {"outcome", sql::Type::kInt},  {"seq", sql::Type::kInt},       {"event_type", sql::Type::kInt},
+    {"attempt", sql::Type::kInt},  {"from_state", sql::Type::kInt}, {"to_state", sql::Type::kInt},
+    {"version", sql::Type::kInt},  {"detail", sql::Type::kText},   {"payload", sql::Type::kText},
+    {"payload_ref", sql::Type::kInt}};
+// hist_id in insertion order: unnest returns rows in array order.
+constexpr sql::Statement kInsertHistory{
+    "INSERT INTO history(hist_id, task_ref, node_ref, cause, outcome, seq, event_type, attempt, "
+    "from_state, to_state, version, at, detail, payload, payload_ref) "
+    "SELECT nextval('hist_ids'), u.task_ref, u.node_ref, u.cause, u.outcome, u.seq, "
+    "u.event_type, u.attempt, u.from_state, u.to_state, u.version, $1, u.detail, u.payload, "
+    "u.payload_ref FROM @rows",
+    kHistoryCols};
+
+constexpr sql::Column kAlertCols[] = {
+    {"kind", sql::Type::kText},     {"task_id", sql::Type::kText}, {"node_id", sql::Type::kText},
+    {"from_state", sql::Type::kInt}, {"to_state", sql::Type::kInt}, {"event_id", sql::Type::kText},
+    {"detail", sql::Type::kText}};
+constexpr sql::Statement kInsertAlerts{
+    "INSERT INTO alerts(kind, task_id, node_id, from_state, to_state, event_id, detail, at) "
+    "SELECT u.kind, u.task_id, u.node_id, u.from_state, u.to_state, u.event_id, u.detail, $1 "
+    "FROM @rows",
+    kAlertCols};
+
+constexpr sql::Column kTaskCols[] = {{"task_ref", sql::Type::kInt}};
+constexpr sql::Statement kTaskStates{
+    "SELECT tn.task_ref, tn.node_ref, tn.state, tn.retries FROM task_nodes tn, @rows "
+    "WHERE tn.task_ref = u.task_ref",
+    kTaskCols};
+
+std::optional<int64_t> StateOrNull(const std::optional<TaskState>& s) {
+  return s ? std::optional<int64_t>(static_cast<int64_t>(*s)) : std::nullopt;
+}
+
+}  // namespace
+
+// Marks first, then rows (seq.h), each in key order: two writers never wait
+// in a cycle; a lock wait re-reads the locked row, so every value is the
+// latest. The task's roll-up row is locked with its node rows.
+const sql::Statement kLoadRows{
+    "SELECT u.task_id, tn.task_ref, tn.node_ref, tn.state, tn.version, tn.attempt, tn.retries, "
+    "t.timeout_us, t.max_retries, t.node_count, tn.updated_at, tn.due_kind, tn.due_at, "
+    "ts.status, ts.settled_at IS NOT NULL "
+    "FROM tasks t JOIN task_nodes tn ON tn.task_ref = t.task_ref "
+    "JOIN task_status ts ON ts.task_ref = t.task_ref, @rows "
+    "WHERE t.task_id = u.task_id AND tn.node_ref = u.node_ref "
+    "/*@pg ORDER BY tn.task_ref, tn.node_ref FOR UPDATE OF tn, ts*/",
+    kKeyCols};
+
+sql::RowSet RowKeys(const std::set<RowKey>& keys) {
+  sql::RowSet set(kLoadRows);
+  for (const auto& [task_id, node_ref] : keys) set.Text(task_id).Int(node_ref);
+  return set;
+}
+
+Loaded ReadLoaded(const sql::Rows& r) {
+  Loaded out;
+  for (size_t i = 0; i < r.size(); ++i) {
+    Row row;
+    row.task_ref = r.Int(i, 1);
+    row.node_ref = r.Int(i, 2);
+    row.state = static_cast<TaskState>(r.Int(i, 3));
+    row.version = row.loaded_version = r.Int(i, 4);
+    row.attempt = static_cast<uint32_t>(r.Int(i, 5));
+    row.retries = static_cast<int>(r.Int(i, 6));
+    row.timeout_us = r.Int(i, 7);
+    row.max_retries = static_cast<int>(r.Int(i, 8));
+    row.updated_at = r.Int(i, 10);
+    row.due_kind = static_cast<DueKind>(r.Int(i, 11));
+    row.due_at = r.OptInt(i, 12);
+    out.tasks[row.task_ref] = {static_cast<TaskState>(r.Int(i, 13)), r.Bool(i, 14),
+                               row.max_retries, static_cast<int>(r.Int(i, 9))};
+    out.rows.emplace(RowKey(r.Text(i, 0), row.node_ref), std::move(row));
+  }
+  return out;
+}
+
+Result<Loaded> LoadRows(WriteTxn& txn, const std::set<RowKey>& keys) {
+  sql::RowSet set = RowKeys(keys);
+  Result<sql::Rows> r = txn.Query(kLoadRows, {}, &set);
+  if (!r.ok()) return r.status();
+  return ReadLoaded(*r);
+}
+
+Result<int64_t> StorePayload(WriteTxn& txn, int64_t task_ref, std::string_view body) {
+  sql::Params p;
+  p.Int(task_ref).Text(body);
+  Result<sql::Rows> r = txn.Query(kStorePayload, p);
+  if (!r.ok()) return r.status();
+  if (r->empty()) return Status::Internal("storing a payload returned no id");
+  return r->Int(0, 0);
+}
+
+Status ChangeRow(WriteTxn& txn, Row& row, const RowChange& c) {
+  row.state = c.to;
+  row.version += 1;
+  row.attempt = c.attempt;
+  row.retries = c.retries;
+  row.updated_at = txn.now_us();
+  row.due_kind = c.due_kind;
+  row.due_at = c.due_at;
+  row.blocked_reason = c.blocked_reason;
+  if (c.last_error) row.last_error = *c.last_error;
+  if (c.result) {
+    if (c.result->size() > kInlinePayloadMax) {
+      Result<int64_t> ref = StorePayload(txn, row.task_ref, *c.result);
+      if (!ref.ok()) return ref.status();
+      row.result = std::string();
+      row.result_ref = *ref;
+    } else {
+      row.result = *c.result;
+      row.result_ref.reset();
+    }
+  }
+  row.dirty = true;
+  return Status::Ok();
+}
+
+WriteSet::WriteSet() : history_(kInsertHistory), alerts_(kInsertAlerts) {}
+
+Status WriteSet::AddHistory(WriteTxn& txn, const HistoryEntry& e) {
+  std::optional<int64_t> payload_ref;
+  std::string_view payload = e.payload;
+  if (e.payload.size() > kInlinePayloadMax) {
+    Result<int64_t> ref = StorePayload(txn, e.task_ref, e.payload);
+    if (!ref.ok()) return ref.status();
+    payload_ref = *ref;
+    payload = {};
+  }
+  history_.Int(e.task_ref).Int(e.node_ref).Int(static_cast<int64_t>(e.cause));
+  history_.Int(static_cast<int64_t>(e.outcome)).Int(e.seq);
+  history_.Int(e.type ? std::optional<int64_t>(static_cast<int64_t>(*e.type)) : std::nullopt);
+  history_.Int(static_cast<int64_t>(e.attempt)).Int(static_cast<int64_t>(e.from));
+  history_.Int(static_cast<int64_t>(e.to)).Int(e.version).Text(e.detail).Text(payload);
+  history_.Int(payload_ref);
+  return Status::Ok();
+}
+
+void WriteSet::AddAlert(WriteTxn& txn, const AlertEntry& a) {
+  (void)txn;
+  alerts_.Text(a.kind).Text(a.task_id).Text(a.node_id).Int(StateOrNull(a.from));
+  alerts_.Int(StateOrNull(a.to)).Text(a.event_id).Text(a.detail);
+}
+
+void WriteSet::FlushLog(WriteTxn& txn) {
+  sql::Params at;
+  at.Int(txn.now_us());
+  txn.Exec(kInsertHistory, at, &history_);
+  txn.Exec(kInsertAlerts, at, &alerts_);
+  history_ = sql::RowSet(kInsertHistory);
+  alerts_ = sql::RowSet(kInsertAlerts);
+}
+
+Result<TaskStates> WriteSet::Flush(WriteTxn& txn, RowMap& rows, const TaskMap& tasks) {
+  sql::RowSet updates(kUpdateRows);
+  int64_t dirty = 0;
+  for (auto& [key, row] : rows) {
+    if (!row.dirty) continue;
+    ++dirty;
+    updates.Int(row.task_ref).Int(row.node_ref).Int(row.loaded_version);
+    updates.Int(static_cast<int64_t>(row.state)).Int(row.version);
+    updates.Int(static_cast<int64_t>(row.attempt)).Int(static_cast<int64_t>(row.retries));
+    updates.Int(row.updated_at).Int(static_cast<int64_t>(row.due_kind)).Int(row.due_at);
+    updates.Text(row.blocked_reason).Text(row.last_error).Text(row.result).Int(row.result_ref);
+  }
+  txn.ExecExpect(kUpdateRows, {}, &updates, dirty,
+                 "compare-and-set on locked task_nodes rows");
+  FlushLog(txn);
+
+  // Roll-up input: a task with one node is the row we hold; others are read.
+  TaskStates states;
+  sql::RowSet multi(kTaskStates);
+  for (int64_t t : touched_) {
+    auto facts = tasks.find(t);
+    if (facts == tasks.end() || facts->second.node_count != 1) multi.Int(t);
+  }
+  if (!multi.empty()) {
+    Result<sql::Rows> r = txn.Query(kTaskStates, {}, &multi);
+    if (!r.ok()) return r.status();
+    for (size_t i = 0; i < r->size(); ++i) {
+      states[r->Int(i, 0)][r->Int(i, 1)] = {static_cast<TaskState>(r->Int(i, 2)),
+                                            static_cast<int>(r->Int(i, 3))};
+    }
+  }
+  for (auto& [key, row] : rows) {
+    if (row.dirty && touched_.count(row.task_ref)) {
+      states[row.task_ref][row.node_ref] = {row.state, row.retries};
+    }
+    row.dirty = false;
+    row.loaded_version = row.version;
+    row.blocked_reason.reset();
+    row.last_error.reset();
+    row.result.reset();
+  }
+  return states;
+}
+
+}  // namespace apollo::store::engine

@@ -1,0 +1,146 @@
+#pragma once
+
+// Row-level building blocks of the write paths, set-based so a batch of N
+// events costs the same few round trips as one event on PostgreSQL (and the
+// same per-row calls as before on SQLite):
+//  1. LoadRows locks (FOR UPDATE, in key order) and reads every (task, node)
+//     row the op touches with its task's roll-up, in one statement that may
+//     share its round trip with the dedup marks (seq.h);
+//  2. the op changes those rows in memory, in order (ChangeRow), and
+//     collects history and alerts in a WriteSet;
+//  3. WriteSet::Flush queues the row writes (compare-and-set on the version
+//     each was loaded with), history, alerts, and the read of the touched
+//     tasks' other rows;
+//  4. RecomputeTasks (rollup.cc) writes the changed roll-ups and releases
+//     dependents of tasks that settled.
+// Writer thread only.
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "core/event.h"
+#include "core/task_state.h"
+#include "store/engine/row_change.h"
+#include "store/engine/sql.h"
+#include "store/engine/write_txn.h"
+#include "store/types.h"
+
+namespace apollo::store::engine {
+
+// One task_nodes row as loaded, then changed in memory. Text columns are
+// not read: a change sets them (written) or leaves them unset (kept).
+struct Row {
+  int64_t task_ref = 0;
+  int64_t node_ref = 0;
+  TaskState state = TaskState::kPending;
+  int64_t version = 0;
+  uint32_t attempt = 0;
+  int retries = 0;
+  int64_t timeout_us = 0;  // from the task
+  int max_retries = 0;     // from the task
+  int64_t updated_at = 0;
+  DueKind due_kind = DueKind::kNone;
+  std::optional<int64_t> due_at;
+  std::optional<std::string> blocked_reason;  // set: written
+  std::optional<std::string> last_error;      // set: written
+  std::optional<std::string> result;          // set: written with result_ref
+  std::optional<int64_t> result_ref;
+  int64_t loaded_version = 0;  // the CAS expectation when flushed
+  bool dirty = false;
+};
+
+using RowKey = std::pair<std::string, int64_t>;  // (task_id, node_ref)
+using RowMap = std::map<RowKey, Row>;
+
+// A task's roll-up as locked with its rows.
+struct TaskFacts {
+  TaskState status = TaskState::kPending;
+  bool settled = false;
+  int max_retries = 0;
+  int node_count = 0;  // 0: not known (rows from before schema 2)
+};
+using TaskMap = std::map<int64_t, TaskFacts>;  // by task_ref
+
+struct Loaded {
+  RowMap rows;
+  TaskMap tasks;
+};
+
+// The statement that locks and reads (task_id, node_ref) keys; queue it to
+// share a round trip (see apply.cc), then ReadLoaded its rows.
+extern const sql::Statement kLoadRows;
+sql::RowSet RowKeys(const std::set<RowKey>& keys);
+Loaded ReadLoaded(const sql::Rows& rows);
+// kLoadRows + ReadLoaded.
+Result<Loaded> LoadRows(WriteTxn& txn, const std::set<RowKey>& keys);
+
+// Stores `body` in the payload side table; returns its id.
+Result<int64_t> StorePayload(WriteTxn& txn, int64_t task_ref, std::string_view body);
+
+// Applies `change` to the in-memory row: version + 1, updated_at = now.
+Status ChangeRow(WriteTxn& txn, Row& row, const RowChange& change);
+
+struct HistoryEntry {
+  int64_t task_ref = 0;
+  int64_t node_ref = 0;
+  Cause cause = Cause::kEvent;
+  Outcome outcome = Outcome::kApplied;
+  std::optional<int64_t> seq;
+  std::optional<EventType> type;
+  uint32_t attempt = 0;
+  TaskState from = TaskState::kPending;
+  TaskState to = TaskState::kPending;
+  int64_t version = 0;
+  std::string_view detail;
+  std::string_view payload;
+};
+
+struct AlertEntry {
+  std::string_view kind;
+  std::string_view task_id;
+  std::string_view node_id;
+  std::optional<TaskState> from;
+  std::optional<TaskState> to;
+  std::string_view event_id;
+  std::string_view detail;
+};
+
+// (node_ref -> (state, retries)) of each touched task, our changes included.
+using TaskStates = std::map<int64_t, std::map<int64_t, std::pair<TaskState, int>>>;
+
+// History and alert rows collected during an op, and the tasks it touched.
+class WriteSet {
+ public:
+  WriteSet();
+  Status AddHistory(WriteTxn& txn, const HistoryEntry& e);
+  void AddAlert(WriteTxn& txn, const AlertEntry& a);
+  void Touch(int64_t task_ref) { touched_.insert(task_ref); }
+  const std::set<int64_t>& touched() const { return touched_; }
+
+  // Queues the history and the alerts collected so far.
+  void FlushLog(WriteTxn& txn);
+  // Queues the dirty rows (compare-and-set on the version they were loaded
+  // with), then FlushLog, and reads the node states of the
+  // touched tasks that have more than one node; the rest come from `rows`.
+  // kInternal if a compare-and-set failed (the lock was lost).
+  Result<TaskStates> Flush(WriteTxn& txn, RowMap& rows, const TaskMap& tasks);
+
+ private:
+  sql::RowSet history_;
+  sql::RowSet alerts_;
+  std::set<int64_t> touched_;
+};
+
+// Recomputes the roll-up of each touched task from `states` (tasks as locked
+// by LoadRows); when a task becomes settled, makes its PENDING dependents
+// due (all deps succeeded) or marks them upstream_failed.
+Status RecomputeTasks(WriteTxn& txn, const std::set<int64_t>& touched, const TaskMap& tasks,
+                      const TaskStates& states);
+
+}  // namespace apollo::store::engine

@@ -1,0 +1,241 @@
+// Task, history and due-work queries.
+#include <array>
+#include <cstdlib>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "store/engine/queries.h"
+
+namespace apollo::store::engine {
+namespace {
+
+#define APOLLO_NODE_ROW_COLUMNS                                                               \
+  "t.task_id, n.node_id, tn.state, tn.version, tn.attempt, tn.retries, tn.created_at, "      \
+  "tn.updated_at, tn.last_error, COALESCE(p.body, tn.result), tn.result_ref, "                \
+  "tn.blocked_reason, tn.due_kind, tn.due_at "                                                \
+  "FROM task_nodes tn JOIN tasks t ON t.task_ref = tn.task_ref "                              \
+  "JOIN nodes n ON n.node_ref = tn.node_ref "                                                 \
+  "LEFT JOIN payloads p ON p.payload_id = tn.result_ref "
+
+constexpr sql::Statement kTask{
+    "SELECT t.task_ref, t.spec, s.status, t.created_at, s.updated_at FROM tasks t "
+    "JOIN task_status s ON s.task_ref = t.task_ref WHERE t.task_id = $1"};
+constexpr sql::Statement kTaskRows{
+    "SELECT " APOLLO_NODE_ROW_COLUMNS "WHERE tn.task_ref = $1 ORDER BY n.node_id"};
+constexpr sql::Statement kNodeTasks{
+    "SELECT " APOLLO_NODE_ROW_COLUMNS
+    "WHERE tn.node_ref = (SELECT node_ref FROM nodes WHERE node_id = $1) "
+    "ORDER BY tn.task_ref DESC LIMIT $2"};
+constexpr sql::Statement kHistory{
+    "SELECT h.hist_id, t.task_id, n.node_id, h.cause, h.outcome, h.seq, h.event_type, "
+    "h.attempt, h.from_state, h.to_state, h.version, h.at, h.detail, "
+    "COALESCE(p.body, h.payload) FROM tasks t "
+    "JOIN history h ON h.task_ref = t.task_ref JOIN nodes n ON n.node_ref = h.node_ref "
+    "LEFT JOIN payloads p ON p.payload_id = h.payload_ref "
+    "WHERE t.task_id = $1 ORDER BY h.hist_id"};
+constexpr sql::Statement kDue{
+    "SELECT t.task_id, n.node_id, tn.due_kind, tn.due_at, tn.state, tn.version, tn.attempt, "
+    "tn.retries, t.priority FROM task_nodes tn /*@sqlite INDEXED BY task_nodes_due*/ "
+    "JOIN tasks t ON t.task_ref = tn.task_ref JOIN nodes n ON n.node_ref = tn.node_ref "
+    "WHERE tn.due_at IS NOT NULL AND tn.due_at <= $1 ORDER BY tn.due_at, t.priority LIMIT $2"};
+constexpr sql::Statement kPayload{"SELECT body FROM payloads WHERE payload_id = $1"};
+constexpr sql::Statement kQueueDepth{
+    "SELECT count(*) FROM task_nodes WHERE state IN ($1, $2, $3)"};
+
+#undef APOLLO_NODE_ROW_COLUMNS
+
+NodeRow ReadNodeRow(sql::Rows& r, size_t i) {
+  NodeRow n;
+  n.task_id = r.TakeText(i, 0);
+  n.node_id = r.TakeText(i, 1);
+  n.state = static_cast<TaskState>(r.Int(i, 2));
+  n.version = r.Int(i, 3);
+  n.attempt = static_cast<uint32_t>(r.Int(i, 4));
+  n.retries = static_cast<int>(r.Int(i, 5));
+  n.created_at = FromUnixMicros(r.Int(i, 6));
+  n.updated_at = FromUnixMicros(r.Int(i, 7));
+  n.last_error = r.TakeText(i, 8);
+  n.result = r.TakeText(i, 9);
+  n.result_ref = r.OptInt(i, 10);
+  n.blocked_reason = r.TakeText(i, 11);
+  n.due_kind = static_cast<DueKind>(r.Int(i, 12));
+  if (!r.IsNull(i, 13)) n.due_at = FromUnixMicros(r.Int(i, 13));
+  return n;
+}
+
+// ListTasks' filters: only those present are in the SQL, so each shape uses
+// its index. One statement per combination, made once.
+enum TaskFilter : unsigned {
+  kByStatus = 1,
+  kByIntent = 2,
+  kCreatedAfter = 4,
+  kCreatedBefore = 8,
+  kAfterRef = 16,
+  kFilterShapes = 32,
+};
+
+const sql::Statement& TasksStatement(unsigned shape) {
+  static const auto* made = [] {
+    struct Made {
+      std::array<std::string, kFilterShapes> texts;
+      std::array<sql::Statement, kFilterShapes> stmts;
+    };
+    auto* m = new Made;  // lives for the process: drivers key on its address
+    for (unsigned f = 0; f < kFilterShapes; ++f) {
+      std::string s =
+          "SELECT t.task_id, t.intent, s.status, t.created_at, s.updated_at, t.task_ref "
+          "FROM tasks t JOIN task_status s ON s.task_ref = t.task_ref WHERE true";
+      int n = 0;
+      auto next = [&n] { return "$" + std::to_string(++n); };
+      if (f & kByStatus) s += " AND s.status = " + next();
+      if (f & kByIntent) s += " AND t.intent = " + next();
+      if (f & kCreatedAfter) s += " AND t.created_at >= " + next();
+      if (f & kCreatedBefore) s += " AND t.created_at < " + next();
+      if (f & kAfterRef) s += " AND t.task_ref < " + next();
+      s += " ORDER BY t.task_ref DESC LIMIT " + next();
+      m->texts[f] = std::move(s);
+      m->stmts[f] = sql::Statement{m->texts[f].c_str()};
+    }
+    return m;
+  }();
+  return made->stmts[shape];
+}
+
+}  // namespace
+
+Result<TaskRow> QueryTask(sql::Conn& db, std::string_view task_id) {
+  sql::Params p;
+  p.Text(task_id);
+  Result<sql::Rows> t = db.Query(kTask, p);
+  if (!t.ok()) return t.status();
+  if (t->empty()) return Status::NotFound("no task " + std::string(task_id));
+  TaskRow task;
+  nlohmann::json j = nlohmann::json::parse(t->Text(0, 1), nullptr, false);
+  Result<TaskSpec> spec = SpecFromJson(j);
+  if (!spec.ok()) return spec.status().WithPrefix("stored spec of " + std::string(task_id));
+  task.spec = std::move(*spec);
+  task.status = static_cast<TaskState>(t->Int(0, 2));
+  task.created_at = FromUnixMicros(t->Int(0, 3));
+  task.updated_at = FromUnixMicros(t->Int(0, 4));
+  sql::Params ref;
+  ref.Int(t->Int(0, 0));
+  Result<sql::Rows> rows = db.Query(kTaskRows, ref);
+  if (!rows.ok()) return rows.status();
+  for (size_t i = 0; i < rows->size(); ++i) task.nodes.push_back(ReadNodeRow(*rows, i));
+  return task;
+}
+
+Result<TaskPage> QueryTasks(sql::Conn& db, const TaskQuery& q) {
+  if (q.limit < 1 || q.limit > 1000) return Status::InvalidArgument("limit must be 1..1000");
+  int64_t after = 0;
+  if (!q.page_token.empty()) {
+    char* end = nullptr;
+    after = std::strtoll(q.page_token.c_str(), &end, 10);
+    if (*end != '\0' || after <= 0) return Status::InvalidArgument("bad page token");
+  }
+  unsigned shape = 0;
+  sql::Params p;
+  if (q.status) shape |= kByStatus, p.Int(static_cast<int64_t>(*q.status));
+  if (q.intent) shape |= kByIntent, p.Text(*q.intent);
+  if (q.created_after) shape |= kCreatedAfter, p.Int(ToUnixMicros(*q.created_after));
+  if (q.created_before) shape |= kCreatedBefore, p.Int(ToUnixMicros(*q.created_before));
+  if (after) shape |= kAfterRef, p.Int(after);
+  p.Int(static_cast<int64_t>(q.limit) + 1);
+  Result<sql::Rows> r = db.Query(TasksStatement(shape), p);
+  if (!r.ok()) return r.status();
+  TaskPage page;
+  int64_t last_ref = 0;
+  for (size_t i = 0; i < r->size(); ++i) {
+    if (static_cast<int>(page.tasks.size()) == q.limit) {
+      page.next_page_token = std::to_string(last_ref);
+      break;
+    }
+    page.tasks.push_back({r->TakeText(i, 0), r->TakeText(i, 1),
+                          static_cast<TaskState>(r->Int(i, 2)), FromUnixMicros(r->Int(i, 3)),
+                          FromUnixMicros(r->Int(i, 4))});
+    last_ref = r->Int(i, 5);
+  }
+  return page;
+}
+
+Result<std::vector<NodeRow>> QueryNodeTasks(sql::Conn& db, std::string_view node_id, int limit) {
+  sql::Params p;
+  p.Text(node_id).Int(static_cast<int64_t>(limit));
+  Result<sql::Rows> r = db.Query(kNodeTasks, p);
+  if (!r.ok()) return r.status();
+  std::vector<NodeRow> out;
+  for (size_t i = 0; i < r->size(); ++i) out.push_back(ReadNodeRow(*r, i));
+  return out;
+}
+
+Result<std::vector<HistoryRow>> QueryHistory(sql::Conn& db, std::string_view task_id) {
+  sql::Params p;
+  p.Text(task_id);
+  Result<sql::Rows> r = db.Query(kHistory, p);
+  if (!r.ok()) return r.status();
+  std::vector<HistoryRow> out;
+  out.reserve(r->size());
+  for (size_t i = 0; i < r->size(); ++i) {
+    HistoryRow h;
+    h.id = r->Int(i, 0);
+    h.task_id = r->TakeText(i, 1);
+    h.node_id = r->TakeText(i, 2);
+    h.cause = static_cast<Cause>(r->Int(i, 3));
+    h.outcome = static_cast<Outcome>(r->Int(i, 4));
+    if (!r->IsNull(i, 5)) h.event_id = MakeEventId(h.node_id, static_cast<uint64_t>(r->Int(i, 5)));
+    if (!r->IsNull(i, 6)) h.event_type = static_cast<EventType>(r->Int(i, 6));
+    h.attempt = static_cast<uint32_t>(r->Int(i, 7));
+    h.from = static_cast<TaskState>(r->Int(i, 8));
+    h.to = static_cast<TaskState>(r->Int(i, 9));
+    h.version = r->Int(i, 10);
+    h.at = FromUnixMicros(r->Int(i, 11));
+    h.detail = r->TakeText(i, 12);
+    h.payload = r->TakeText(i, 13);
+    out.push_back(std::move(h));
+  }
+  return out;
+}
+
+Result<std::vector<DueItem>> QueryDue(sql::Conn& db, TimePoint now, int limit) {
+  sql::Params p;
+  p.Int(ToUnixMicros(now)).Int(static_cast<int64_t>(limit));
+  Result<sql::Rows> r = db.Query(kDue, p);
+  if (!r.ok()) return r.status();
+  std::vector<DueItem> out;
+  out.reserve(r->size());
+  for (size_t i = 0; i < r->size(); ++i) {
+    DueItem d;
+    d.task_id = r->TakeText(i, 0);
+    d.node_id = r->TakeText(i, 1);
+    d.kind = static_cast<DueKind>(r->Int(i, 2));
+    d.due_at = FromUnixMicros(r->Int(i, 3));
+    d.state = static_cast<TaskState>(r->Int(i, 4));
+    d.version = r->Int(i, 5);
+    d.attempt = static_cast<uint32_t>(r->Int(i, 6));
+    d.retries = static_cast<int>(r->Int(i, 7));
+    d.priority = static_cast<Priority>(r->Int(i, 8));
+    out.push_back(std::move(d));
+  }
+  return out;
+}
+
+Result<std::string> QueryPayload(sql::Conn& db, int64_t ref) {
+  sql::Params p;
+  p.Int(ref);
+  Result<sql::Rows> r = db.Query(kPayload, p);
+  if (!r.ok()) return r.status();
+  if (r->empty()) return Status::NotFound("no payload " + std::to_string(ref));
+  return r->TakeText(0, 0);
+}
+
+Result<int64_t> QueryQueueDepth(sql::Conn& db) {
+  sql::Params p;
+  p.Int(static_cast<int64_t>(TaskState::kPending)).Int(static_cast<int64_t>(TaskState::kDispatched));
+  p.Int(static_cast<int64_t>(TaskState::kRetrying));
+  Result<sql::Rows> r = db.Query(kQueueDepth, p);
+  if (!r.ok()) return r.status();
+  return r->empty() ? int64_t{0} : r->Int(0, 0);
+}
+
+}  // namespace apollo::store::engine
