@@ -64,7 +64,8 @@ CREATE TABLE IF NOT EXISTS task_status(
   task_ref   BIGINT PRIMARY KEY,
   status     INTEGER NOT NULL,
   updated_at BIGINT NOT NULL,
-  settled_at BIGINT);
+  settled_at BIGINT,
+  dependents INTEGER NOT NULL DEFAULT 0);  -- tasks depending on this one
 CREATE INDEX IF NOT EXISTS task_status_by_status ON task_status(status, task_ref);
 CREATE INDEX IF NOT EXISTS task_status_settled ON task_status(settled_at)
   WHERE settled_at IS NOT NULL;

@@ -13,6 +13,7 @@ namespace {
 
 using ::testing::Contains;
 using ::testing::Field;
+using ::testing::HasSubstr;
 
 TEST_P(StoreConformanceTest, MigratesASchema1StoreAndKeepsEverything) {
   std::string v1_dir = dir_ + "/v1";
@@ -46,6 +47,13 @@ TEST_P(StoreConformanceTest, MigratesASchema1StoreAndKeepsEverything) {
   Result<TaskRow> d = store().GetTask("d");
   EXPECT_EQ(d->status, TaskState::kFailed);
   EXPECT_EQ(d->nodes.at(0).last_error, "disk full");
+
+  // f waits for c: when c succeeds, f is released (so c's dependents came
+  // through the migration).
+  EXPECT_THAT(Row("f", "n1").blocked_reason, HasSubstr("deps_pending [c]"));
+  Move("c", "n3", TaskState::kDispatched, Cause::kDispatch);
+  ApplyOk({Ev("c", "n3", EventType::kAccepted), Ev("c", "n3", EventType::kSucceeded)});
+  EXPECT_EQ(Row("f", "n1").due_kind, DueKind::kDispatch);
 
   // n2 stored 1, 2, then 5 and 6 above a gap: 3 and 4 close it.
   EXPECT_EQ(*store().HighestStoredSeq("n2"), 2u);

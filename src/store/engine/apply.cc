@@ -32,10 +32,10 @@ class EventApplier {
   }
   Status History(const Event& e, const Row& row, TaskState from, Outcome o, TaskState to,
                  std::string_view detail, bool with_payload = true) {
-    return ws_.AddHistory(txn_, {row.task_ref, row.node_ref, Cause::kEvent, o,
-                                 static_cast<int64_t>(e.sequence_number), e.type, e.attempt, from,
-                                 to, row.version, detail,
-                                 with_payload ? std::string_view(e.payload) : std::string_view()});
+    return ws_.AddHistory(
+        txn_, {row.task_ref, row.node_ref, Cause::kEvent, o,
+               static_cast<int64_t>(e.sequence_number), e.type, e.attempt, from, to, row.version,
+               detail, with_payload ? std::string_view(e.payload) : std::string_view()});
   }
 
   WriteTxn& txn_;
@@ -97,8 +97,7 @@ Result<EventOutcome> EventApplier::ApplyToRow(const Event& e, Row& row) {
     case EventVerdict::Kind::kIllegal:
       ++txn_.stats().illegal_transitions;
       Alert("illegal_transition", e, from, *v.target, v.detail);
-      APOLLO_RETURN_IF_ERROR(
-          History(e, row, from, Outcome::kIllegalTransition, from, v.detail));
+      APOLLO_RETURN_IF_ERROR(History(e, row, from, Outcome::kIllegalTransition, from, v.detail));
       return Rejected(Outcome::kIllegalTransition, v.detail, from, *v.target, row.version);
     case EventVerdict::Kind::kWalk:
       break;

@@ -26,9 +26,9 @@ Status ApplyOp::RunMerged(WriteTxn& txn, std::span<WriteOp* const> group) {
   size_t next = 0;
   for (ApplyOp* op : ops) {
     ApplyResult mine;
-    mine.outcomes.assign(merged->outcomes.begin() + static_cast<std::ptrdiff_t>(next),
-                         merged->outcomes.begin() +
-                             static_cast<std::ptrdiff_t>(next + op->events_.size()));
+    mine.outcomes.assign(
+        merged->outcomes.begin() + static_cast<std::ptrdiff_t>(next),
+        merged->outcomes.begin() + static_cast<std::ptrdiff_t>(next + op->events_.size()));
     next += op->events_.size();
     for (const Event& e : op->events_) {
       auto it = merged->acked_seq.find(e.node_id);

@@ -1,9 +1,8 @@
 // Creating tasks, idempotently and set-based: one statement per kind of
 // row whatever the number of tasks.
 #include <map>
-#include <set>
-
 #include <nlohmann/json.hpp>
+#include <set>
 
 #include "store/engine/nodes.h"
 #include "store/engine/rows.h"
@@ -34,11 +33,20 @@ constexpr sql::Statement kInsertStatus{
     "INSERT INTO task_status(task_ref, status, updated_at) SELECT u.task_ref, $1, $2 FROM @rows",
     kRefCols};
 
+// Locked: a dependency settling in another store waits for this create (or
+// this create for it), so the new rows see its final status, and it sees
+// this task among its dependents.
 constexpr sql::Statement kDepFacts{
     "SELECT t.task_id, t.task_ref, s.status, s.settled_at IS NOT NULL "
     "FROM tasks t JOIN task_status s ON s.task_ref = t.task_ref, @rows "
-    "WHERE t.task_id = u.task_id",
+    "WHERE t.task_id = u.task_id /*@pg ORDER BY s.task_ref FOR UPDATE OF s*/",
     kIdCols};
+
+constexpr sql::Column kCountCols[] = {{"task_ref", sql::Type::kInt}, {"n", sql::Type::kInt}};
+constexpr sql::Statement kAddDependents{
+    "UPDATE task_status AS s SET dependents = s.dependents + u.n FROM @rows "
+    "WHERE s.task_ref = u.task_ref",
+    kCountCols};
 
 constexpr sql::Column kDepCols[] = {{"task_ref", sql::Type::kInt}, {"dep_ref", sql::Type::kInt}};
 constexpr sql::Statement kInsertDeps{
@@ -46,9 +54,11 @@ constexpr sql::Statement kInsertDeps{
     "WHERE true ON CONFLICT DO NOTHING",
     kDepCols};
 
-constexpr sql::Column kNodeRowCols[] = {
-    {"task_ref", sql::Type::kInt}, {"node_ref", sql::Type::kInt}, {"due_kind", sql::Type::kInt},
-    {"due_at", sql::Type::kInt},   {"reason", sql::Type::kText}};
+constexpr sql::Column kNodeRowCols[] = {{"task_ref", sql::Type::kInt},
+                                        {"node_ref", sql::Type::kInt},
+                                        {"due_kind", sql::Type::kInt},
+                                        {"due_at", sql::Type::kInt},
+                                        {"reason", sql::Type::kText}};
 constexpr sql::Statement kInsertNodeRows{
     "INSERT INTO task_nodes(task_ref, node_ref, state, version, attempt, retries, created_at, "
     "updated_at, due_kind, due_at, blocked_reason) "
@@ -92,24 +102,20 @@ Result<std::map<std::string, int64_t>> InsertTaskRows(
   sql::RowSet rows(kInsertTasks);
   for (const Fresh& f : fresh) {
     const TaskSpec& s = f.task->spec;
-    rows.Text(s.task_id).Text(s.intent).Text(canonical.at(s.task_id));
-    rows.Int(static_cast<int64_t>(s.priority));
-    rows.Int(std::chrono::duration_cast<Duration>(s.timeout).count());
-    rows.Int(static_cast<int64_t>(s.retry_policy.max_retries));
-    rows.Int(static_cast<int64_t>(f.nodes.size()));
+    rows.Add(s.task_id, s.intent, canonical.at(s.task_id), s.priority,
+             std::chrono::duration_cast<Duration>(s.timeout).count(), s.retry_policy.max_retries,
+             f.nodes.size());
   }
-  sql::Params at;
-  at.Int(txn.now_us());
+  sql::Params at(txn.now_us());
   Result<sql::Rows> r = txn.Query(kInsertTasks, at, &rows);
   if (!r.ok()) return r.status();
   std::map<std::string, int64_t> refs;
   sql::RowSet status(kInsertStatus);
   for (size_t i = 0; i < r->size(); ++i) {
     refs[r->Text(i, 0)] = r->Int(i, 1);
-    status.Int(r->Int(i, 1));
+    status.Add(r->Int(i, 1));
   }
-  sql::Params st;
-  st.Int(static_cast<int64_t>(TaskState::kPending)).Int(txn.now_us());
+  sql::Params st(TaskState::kPending, txn.now_us());
   txn.Exec(kInsertStatus, st, &status);
   return refs;
 }
@@ -119,7 +125,7 @@ Result<std::map<std::string, DepFacts>> LoadDeps(WriteTxn& txn, const std::vecto
   std::set<std::string> asked;
   for (const Fresh& f : fresh) {
     for (const std::string& d : f.task->spec.depends_on) {
-      if (asked.insert(d).second) ids.Text(d);
+      if (asked.insert(d).second) ids.Add(d);
     }
   }
   std::map<std::string, DepFacts> deps;
@@ -134,7 +140,7 @@ Result<std::map<std::string, DepFacts>> LoadDeps(WriteTxn& txn, const std::vecto
 }  // namespace
 
 Result<std::vector<CreatedTask>> InsertTasks(WriteTxn& txn, const std::vector<NewTask>& tasks) {
-  std::vector<std::string> specs;  // canonical, one per task
+  std::vector<std::string> specs;                // canonical, one per task
   std::map<std::string, std::string> canonical;  // task_id -> first canonical spec
   sql::RowSet ids(kFindTasks);
   for (const NewTask& t : tasks) {
@@ -144,7 +150,7 @@ Result<std::vector<CreatedTask>> InsertTasks(WriteTxn& txn, const std::vector<Ne
     } catch (const nlohmann::json::exception& e) {  // e.g. invalid UTF-8
       return Status::InvalidArgument("task " + t.spec.task_id + ": " + e.what());
     }
-    if (canonical.emplace(t.spec.task_id, specs.back()).second) ids.Text(t.spec.task_id);
+    if (canonical.emplace(t.spec.task_id, specs.back()).second) ids.Add(t.spec.task_id);
   }
   Result<sql::Rows> found = txn.Query(kFindTasks, {}, &ids);
   if (!found.ok()) return found.status();
@@ -183,6 +189,7 @@ Result<std::vector<CreatedTask>> InsertTasks(WriteTxn& txn, const std::vector<Ne
   if (!nodes.ok()) return nodes.status();
 
   sql::RowSet dep_rows(kInsertDeps), node_rows(kInsertNodeRows);
+  std::map<int64_t, int> dependents;  // dep_ref -> new tasks depending on it
   WriteSet ws;
   for (const Fresh& f : fresh) {
     Result<std::pair<DueKind, std::string>> start = StartOf(f.task->spec, *deps);
@@ -190,24 +197,35 @@ Result<std::vector<CreatedTask>> InsertTasks(WriteTxn& txn, const std::vector<Ne
     int64_t task_ref = task_refs->at(f.task->spec.task_id);
     const std::vector<std::string>& depends_on = f.task->spec.depends_on;
     for (const std::string& d : std::set<std::string>(depends_on.begin(), depends_on.end())) {
-      dep_rows.Int(task_ref).Int(deps->at(d).ref);
+      dep_rows.Add(task_ref, deps->at(d).ref);
+      ++dependents[deps->at(d).ref];
     }
     for (const std::string& node_id : f.nodes) {
       const NodeFact& n = nodes->at(node_id);
       std::string reason = start->second;
       if (reason.empty() && !n.registered) reason = "node_not_registered";
-      node_rows.Int(task_ref).Int(n.ref).Int(static_cast<int64_t>(start->first));
-      node_rows.Int(start->first != DueKind::kNone ? std::optional<int64_t>(txn.now_us())
-                                                   : std::nullopt);
-      node_rows.Text(reason);
-      APOLLO_RETURN_IF_ERROR(ws.AddHistory(
-          txn, {task_ref, n.ref, Cause::kCreate, Outcome::kApplied, std::nullopt, std::nullopt, 0,
-                TaskState::kPending, TaskState::kPending, 1, reason, {}}));
+      std::optional<int64_t> due_at;
+      if (start->first != DueKind::kNone) due_at = txn.now_us();
+      node_rows.Add(task_ref, n.ref, start->first, due_at, reason);
+      APOLLO_RETURN_IF_ERROR(ws.AddHistory(txn, {task_ref,
+                                                 n.ref,
+                                                 Cause::kCreate,
+                                                 Outcome::kApplied,
+                                                 std::nullopt,
+                                                 std::nullopt,
+                                                 0,
+                                                 TaskState::kPending,
+                                                 TaskState::kPending,
+                                                 1,
+                                                 reason,
+                                                 {}}));
     }
   }
   txn.Exec(kInsertDeps, {}, &dep_rows);
-  sql::Params p;
-  p.Int(static_cast<int64_t>(TaskState::kPending)).Int(txn.now_us());
+  sql::RowSet counts(kAddDependents);
+  for (const auto& [ref, n] : dependents) counts.Add(ref, n);
+  txn.Exec(kAddDependents, {}, &counts);
+  sql::Params p(TaskState::kPending, txn.now_us());
   txn.Exec(kInsertNodeRows, p, &node_rows);
   ws.FlushLog(txn);
   return out;

@@ -64,10 +64,11 @@ class EngineStore final : public StateStore {
 
   // StateStore: nodes
   Status UpsertNode(const NodeInfo& node) override {
-    return Write<bool>(1, [node](WriteTxn& txn) -> Result<bool> {
-             APOLLO_RETURN_IF_ERROR(WriteNode(txn, node));
-             return true;
-           })
+    return Write<bool>(1,
+                       [node](WriteTxn& txn) -> Result<bool> {
+                         APOLLO_RETURN_IF_ERROR(WriteNode(txn, node));
+                         return true;
+                       })
         .status();
   }
   Status RecordHeartbeat(std::string_view node_id, TimePoint at, std::string_view mode) override {
@@ -81,9 +82,8 @@ class EngineStore final : public StateStore {
     if (beats.empty()) return 0;
     std::vector<NodeHeartbeat> copy(beats.begin(), beats.end());
     int weight = static_cast<int>(copy.size());
-    return Write<int>(weight, [b = std::move(copy)](WriteTxn& txn) {
-      return WriteHeartbeats(txn, b);
-    });
+    return Write<int>(weight,
+                      [b = std::move(copy)](WriteTxn& txn) { return WriteHeartbeats(txn, b); });
   }
   Result<std::vector<NodeInfo>> ListNodes() override {
     return readers_.Read([&](sql::Conn& db) { return QueryNodes(db); });
@@ -110,10 +110,11 @@ class EngineStore final : public StateStore {
     return readers_.Read([&](sql::Conn& db) { return QueryDeadLetter(db, id); });
   }
   Status DropDeadLetter(int64_t id) override {
-    return Write<bool>(1, [id](WriteTxn& txn) -> Result<bool> {
-             APOLLO_RETURN_IF_ERROR(DeleteDeadLetter(txn, id));
-             return true;
-           })
+    return Write<bool>(1,
+                       [id](WriteTxn& txn) -> Result<bool> {
+                         APOLLO_RETURN_IF_ERROR(DeleteDeadLetter(txn, id));
+                         return true;
+                       })
         .status();
   }
   Result<PurgeStats> Purge(const RetentionPolicy& policy) override {

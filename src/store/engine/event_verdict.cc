@@ -11,25 +11,28 @@ EventVerdict JudgeEvent(const Event& e, TaskState state, uint32_t attempt, DueKi
     return {Kind::kStale,
             "attempt " + std::to_string(e.attempt) + " superseded by attempt " +
                 std::to_string(attempt),
-            {}, {}};
+            {},
+            {}};
   }
   std::optional<TaskState> target = TargetState(e.type);
   if (target && state == TaskState::kRetrying && due == DueKind::kRetry && fencing) {
     return {Kind::kStale,
             "attempt " + std::to_string(attempt) +
                 " already judged; its retry is granted and not yet sent",
-            {}, {}};
+            {},
+            {}};
   }
   if (!target) return {};
-  bool confirm = *target == state &&
-                 (e.type == EventType::kAlreadyRunning || e.type == EventType::kAlreadyDone ||
-                  e.type == EventType::kCancelled);
+  bool confirm =
+      *target == state && (e.type == EventType::kAlreadyRunning ||
+                           e.type == EventType::kAlreadyDone || e.type == EventType::kCancelled);
   if (confirm) return {};
   if (e.type == EventType::kAlreadyRunning && (IsFinal(state) || IsFinalUnlessRetried(state))) {
-    return {Kind::kRecord,
-            "outdated answer: this attempt's run already ended " +
-                std::string(TaskStateName(state)),
-            {}, {}};
+    return {
+        Kind::kRecord,
+        "outdated answer: this attempt's run already ended " + std::string(TaskStateName(state)),
+        {},
+        {}};
   }
   ReportPath path = AgentReportPath(state, *target);
   if (path.size == 0 && TestSwitches::Get().disable_transition_check) {

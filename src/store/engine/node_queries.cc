@@ -1,6 +1,5 @@
 // Node, selector, sequence, alert and dead-letter queries.
 #include <algorithm>
-
 #include <nlohmann/json.hpp>
 
 #include "store/engine/queries.h"
@@ -61,16 +60,14 @@ Result<DeadLetter> ReadLetter(const sql::Rows& r, size_t i) {
 }
 
 sql::Params Page(int64_t after_id, int limit) {
-  sql::Params p;
-  p.Int(after_id).Int(static_cast<int64_t>(limit));
+  sql::Params p(after_id, limit);
   return p;
 }
 
 }  // namespace
 
 Result<uint64_t> QueryHighestSeq(sql::Conn& db, std::string_view node_id) {
-  sql::Params p;
-  p.Text(node_id);
+  sql::Params p(node_id);
   Result<sql::Rows> r = db.Query(kHighestSeq, p);
   if (!r.ok()) return r.status();
   return r->empty() ? uint64_t{0} : static_cast<uint64_t>(r->Int(0, 0));
@@ -137,8 +134,7 @@ Result<std::vector<DeadLetter>> QueryDeadLetters(sql::Conn& db, int64_t after_id
 }
 
 Result<DeadLetter> QueryDeadLetter(sql::Conn& db, int64_t id) {
-  sql::Params p;
-  p.Int(id);
+  sql::Params p(id);
   Result<sql::Rows> r = db.Query(kLetter, p);
   if (!r.ok()) return r.status();
   if (r->empty()) return Status::NotFound("no dead letter " + std::to_string(id));

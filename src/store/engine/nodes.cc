@@ -1,9 +1,8 @@
 #include "store/engine/nodes.h"
 
 #include <map>
-#include <vector>
-
 #include <nlohmann/json.hpp>
+#include <vector>
 
 namespace apollo::store::engine {
 namespace {
@@ -57,16 +56,15 @@ Result<NodeFacts> EnsureNodes(WriteTxn& txn, const std::set<std::string>& ids) {
   std::vector<std::string> missing_ids;
   for (const std::string& id : ids) {
     if (!found->count(id)) {
-      missing.Text(id);
+      missing.Add(id);
       missing_ids.push_back(id);
     }
   }
   if (missing_ids.empty()) return found;
-  sql::Params at;
-  at.Int(txn.now_us());
+  sql::Params at(txn.now_us());
   txn.Exec(kInsertNodes, at, &missing);
   sql::RowSet seqs(kInsertSeqs);
-  for (const std::string& id : missing_ids) seqs.Text(id);
+  for (const std::string& id : missing_ids) seqs.Add(id);
   txn.Exec(kInsertSeqs, {}, &seqs);
   Result<NodeFacts> made = txn.FindNodes(missing_ids);
   if (!made.ok()) return made.status();
@@ -81,21 +79,16 @@ Status WriteNode(WriteTxn& txn, const NodeInfo& node) {
   if (node.node_id.empty()) return Status::InvalidArgument("node without node_id");
   std::optional<int64_t> hb;
   if (node.last_heartbeat) hb = ToUnixMicros(*node.last_heartbeat);
-  sql::Params p;
-  p.Text(node.node_id).Text(SafeDump(nlohmann::json(node.labels)));
-  p.Text(SafeDump(nlohmann::json(node.groups))).Text(SafeDump(nlohmann::json(node.intents)));
-  p.Text(node.mode).Text(node.agent_version).Int(hb).Int(txn.now_us());
+  sql::Params p(node.node_id, SafeDump(nlohmann::json(node.labels)),
+                SafeDump(nlohmann::json(node.groups)), SafeDump(nlohmann::json(node.intents)),
+                node.mode, node.agent_version, hb, txn.now_us());
   Result<sql::Rows> r = txn.Query(kUpsertNode, p);
   if (!r.ok()) return r.status();
   if (r->empty()) return Status::Internal("upsert returned no node_ref");
   int64_t ref = r->Int(0, 0);
-  sql::Params seq;
-  seq.Int(ref);
-  txn.Exec(kEnsureSeq, seq);
+  txn.Exec(kEnsureSeq, sql::Params(ref));
   txn.RememberNode(node.node_id, NodeFact{ref, true});
-  sql::Params clear;
-  clear.Int(ref).Int(static_cast<int64_t>(TaskState::kPending));
-  txn.Exec(kClearUnregistered, clear);
+  txn.Exec(kClearUnregistered, sql::Params(ref, TaskState::kPending));
   return Status::Ok();
 }
 
@@ -103,9 +96,8 @@ Result<int> WriteHeartbeats(WriteTxn& txn, std::span<const NodeHeartbeat> beats)
   std::map<std::string, const NodeHeartbeat*> latest;
   for (const NodeHeartbeat& b : beats) latest[b.node_id] = &b;
   sql::RowSet rows(kBeats);
-  for (const auto& [id, b] : latest) rows.Text(id).Int(ToUnixMicros(b->at)).Text(b->mode);
-  sql::Params now;
-  now.Int(txn.now_us());
+  for (const auto& [id, b] : latest) rows.Add(id, ToUnixMicros(b->at), b->mode);
+  sql::Params now(txn.now_us());
   Result<sql::Rows> r = txn.Query(kBeats, now, &rows);
   if (!r.ok()) return r.status();
   return static_cast<int>(r->size());

@@ -1,8 +1,7 @@
 // Retention purge, the dead-letter table and orchestrator alerts (write side).
 #include <map>
-#include <set>
-
 #include <nlohmann/json.hpp>
+#include <set>
 
 #include "store/engine/seq.h"
 #include "store/engine/write_paths.h"
@@ -36,15 +35,10 @@ std::string SafeDump(const nlohmann::json& j) {
   return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
-std::optional<int64_t> StateOrNull(const std::optional<TaskState>& s) {
-  return s ? std::optional<int64_t>(static_cast<int64_t>(*s)) : std::nullopt;
-}
-
 // Out-of-order dedup entries older than the cutoff: the gap below them is
 // given up and the high-water mark moves past them.
 Status PurgeDedup(WriteTxn& txn, int64_t cutoff, PurgeStats& stats) {
-  sql::Params p;
-  p.Int(cutoff);
+  sql::Params p(cutoff);
   Result<sql::Rows> r = txn.Query(kOldAbove, p);
   if (!r.ok()) return r.status();
   if (r->empty()) return Status::Ok();
@@ -68,8 +62,7 @@ Status PurgeDedup(WriteTxn& txn, int64_t cutoff, PurgeStats& stats) {
 
 Result<PurgeStats> PurgeOld(WriteTxn& txn, const RetentionPolicy& policy) {
   PurgeStats stats;
-  sql::Params cutoff;
-  cutoff.Int(txn.now_us() - policy.history_horizon.count());
+  sql::Params cutoff(txn.now_us() - policy.history_horizon.count());
   Result<int64_t> n = txn.Count(kPurgePayloads, cutoff);
   if (!n.ok()) return n.status();
   stats.payload_rows = *n;
@@ -84,26 +77,23 @@ Result<PurgeStats> PurgeOld(WriteTxn& txn, const RetentionPolicy& policy) {
 }
 
 Result<int64_t> InsertDeadLetter(WriteTxn& txn, const DeadLetter& letter) {
-  sql::Params p;
-  p.Text(SafeDump(EventToJson(letter.event))).Text(letter.reason);
-  p.Int(static_cast<int64_t>(letter.deliveries)).Int(txn.now_us());
+  sql::Params p(SafeDump(EventToJson(letter.event)), letter.reason, letter.deliveries,
+                txn.now_us());
   Result<sql::Rows> r = txn.Query(kInsertLetter, p);
   if (!r.ok()) return r.status();
   return r->Int(0, 0);
 }
 
 Result<int64_t> InsertAlert(WriteTxn& txn, const AlertRow& alert) {
-  sql::Params p;
-  p.Text(alert.kind).Text(alert.task_id).Text(alert.node_id).Int(StateOrNull(alert.from));
-  p.Int(StateOrNull(alert.to)).Text(alert.event_id).Text(alert.detail).Int(txn.now_us());
+  sql::Params p(alert.kind, alert.task_id, alert.node_id, alert.from, alert.to, alert.event_id,
+                alert.detail, txn.now_us());
   Result<sql::Rows> r = txn.Query(kInsertAlert, p);
   if (!r.ok()) return r.status();
   return r->Int(0, 0);
 }
 
 Status DeleteDeadLetter(WriteTxn& txn, int64_t id) {
-  sql::Params p;
-  p.Int(id);
+  sql::Params p(id);
   Result<int64_t> n = txn.Count(kDeleteLetter, p);
   if (!n.ok()) return n.status();
   if (*n == 0) return Status::NotFound("no dead letter " + std::to_string(id));

@@ -19,23 +19,22 @@ constexpr sql::Statement kWriteStatus{
 
 // The PENDING rows of every task depending on a task that settled without
 // success now wait for nothing: they are upstream_failed.
-constexpr sql::Column kFailedCols[] = {{"task_ref", sql::Type::kInt},
-                                       {"reason", sql::Type::kText}};
+constexpr sql::Column kFailedCols[] = {{"task_ref", sql::Type::kInt}, {"reason", sql::Type::kText}};
 constexpr sql::Statement kFailDependents{
-    "UPDATE task_nodes SET due_kind = $1, due_at = $2, blocked_reason = u.reason FROM @rows "
-    "WHERE task_nodes.state = $3 AND task_nodes.task_ref IN "
-    "(SELECT d.task_ref FROM task_deps d WHERE d.dep_ref = u.task_ref)",
+    "UPDATE task_nodes AS tn SET due_kind = $1, due_at = $2, blocked_reason = u.reason "
+    "FROM task_deps d, @rows "
+    "WHERE d.dep_ref = u.task_ref AND tn.task_ref = d.task_ref AND tn.state = $3",
     kFailedCols};
 
 // The PENDING rows of every task depending on a task that SUCCEEDED become
 // due once all their dependencies have (statuses as written just before).
 constexpr sql::Column kSucceededCols[] = {{"task_ref", sql::Type::kInt}};
 constexpr sql::Statement kReleaseDependents{
-    "UPDATE task_nodes SET due_kind = $1, due_at = $2, blocked_reason = '' FROM @rows "
-    "WHERE task_nodes.state = $3 AND task_nodes.task_ref IN "
-    "(SELECT d.task_ref FROM task_deps d WHERE d.dep_ref = u.task_ref) "
+    "UPDATE task_nodes AS tn SET due_kind = $1, due_at = $2, blocked_reason = '' "
+    "FROM task_deps d, @rows "
+    "WHERE d.dep_ref = u.task_ref AND tn.task_ref = d.task_ref AND tn.state = $3 "
     "AND NOT EXISTS (SELECT 1 FROM task_deps d2 JOIN task_status s ON s.task_ref = d2.dep_ref "
-    "WHERE d2.task_ref = task_nodes.task_ref AND s.status <> $4)",
+    "WHERE d2.task_ref = tn.task_ref AND s.status <> $4)",
     kSucceededCols};
 
 }  // namespace
@@ -53,30 +52,25 @@ Status RecomputeTasks(WriteTxn& txn, const std::set<int64_t>& touched, const Tas
     bool settled = true;
     for (const auto& [node_ref, state_retries] : nodes->second) {
       node_states.push_back(state_retries.first);
-      settled = settled &&
-                IsSettled(state_retries.first, state_retries.second >= t->second.max_retries);
+      settled =
+          settled && IsSettled(state_retries.first, state_retries.second >= t->second.max_retries);
     }
     TaskState status = RollUp(node_states);
     settled = settled && !node_states.empty();
     if (status == t->second.status && settled == t->second.settled) continue;
-    changed.Int(ref).Int(static_cast<int64_t>(status)).Bool(settled);
-    if (!settled || t->second.settled) continue;
+    changed.Add(ref, status, settled);
+    if (!settled || t->second.settled || t->second.dependents == 0) continue;
     if (status == TaskState::kSucceeded) {
-      succeeded.Int(ref);
+      succeeded.Add(ref);
     } else {
-      failed.Int(ref).Text("upstream_failed (" + std::string(TaskStateName(status)) + ")");
+      failed.Add(ref, "upstream_failed (" + std::string(TaskStateName(status)) + ")");
     }
   }
-  sql::Params now;
-  now.Int(txn.now_us());
+  sql::Params now(txn.now_us());
   txn.Exec(kWriteStatus, now, &changed);
-  sql::Params due;
-  due.Int(static_cast<int64_t>(DueKind::kUpstreamFailed)).Int(txn.now_us());
-  due.Int(static_cast<int64_t>(TaskState::kPending));
+  sql::Params due(DueKind::kUpstreamFailed, txn.now_us(), TaskState::kPending);
   txn.Exec(kFailDependents, due, &failed);
-  sql::Params ready;
-  ready.Int(static_cast<int64_t>(DueKind::kDispatch)).Int(txn.now_us());
-  ready.Int(static_cast<int64_t>(TaskState::kPending)).Int(static_cast<int64_t>(TaskState::kSucceeded));
+  sql::Params ready(DueKind::kDispatch, txn.now_us(), TaskState::kPending, TaskState::kSucceeded);
   txn.Exec(kReleaseDependents, ready, &succeeded);
   return Status::Ok();
 }

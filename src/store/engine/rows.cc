@@ -9,13 +9,13 @@ constexpr sql::Statement kStorePayload{
     "INSERT INTO payloads(task_ref, body) VALUES ($1, $2) RETURNING payload_id"};
 
 constexpr sql::Column kUpdateCols[] = {
-    {"task_ref", sql::Type::kInt},       {"node_ref", sql::Type::kInt},
-    {"old_version", sql::Type::kInt},    {"state", sql::Type::kInt},
-    {"version", sql::Type::kInt},        {"attempt", sql::Type::kInt},
-    {"retries", sql::Type::kInt},        {"updated_at", sql::Type::kInt},
-    {"due_kind", sql::Type::kInt},       {"due_at", sql::Type::kInt},
+    {"task_ref", sql::Type::kInt},        {"node_ref", sql::Type::kInt},
+    {"old_version", sql::Type::kInt},     {"state", sql::Type::kInt},
+    {"version", sql::Type::kInt},         {"attempt", sql::Type::kInt},
+    {"retries", sql::Type::kInt},         {"updated_at", sql::Type::kInt},
+    {"due_kind", sql::Type::kInt},        {"due_at", sql::Type::kInt},
     {"blocked_reason", sql::Type::kText}, {"last_error", sql::Type::kText},
-    {"result", sql::Type::kText},        {"result_ref", sql::Type::kInt}};
+    {"result", sql::Type::kText},         {"result_ref", sql::Type::kInt}};
 // Unset text columns (NULL) keep their value; a set result replaces the
 // ref too (NULL when it is stored inline).
 constexpr sql::Statement kUpdateRows{
@@ -29,10 +29,12 @@ constexpr sql::Statement kUpdateRows{
     kUpdateCols};
 
 constexpr sql::Column kHistoryCols[] = {
-    {"task_ref", sql::Type::kInt}, {"node_ref", sql::Type::kInt},  {"cause", sql::Type::kInt},
-    {"outcome", sql::Type::kInt},  {"seq", sql::Type::kInt},       {"event_type", sql::Type::kInt},
-    {"attempt", sql::Type::kInt},  {"from_state", sql::Type::kInt}, {"to_state", sql::Type::kInt},
-    {"version", sql::Type::kInt},  {"detail", sql::Type::kText},   {"payload", sql::Type::kText},
+    {"task_ref", sql::Type::kInt},   {"node_ref", sql::Type::kInt},
+    {"cause", sql::Type::kInt},      {"outcome", sql::Type::kInt},
+    {"seq", sql::Type::kInt},        {"event_type", sql::Type::kInt},
+    {"attempt", sql::Type::kInt},    {"from_state", sql::Type::kInt},
+    {"to_state", sql::Type::kInt},   {"version", sql::Type::kInt},
+    {"detail", sql::Type::kText},    {"payload", sql::Type::kText},
     {"payload_ref", sql::Type::kInt}};
 // hist_id in insertion order: unnest returns rows in array order.
 constexpr sql::Statement kInsertHistory{
@@ -44,7 +46,7 @@ constexpr sql::Statement kInsertHistory{
     kHistoryCols};
 
 constexpr sql::Column kAlertCols[] = {
-    {"kind", sql::Type::kText},     {"task_id", sql::Type::kText}, {"node_id", sql::Type::kText},
+    {"kind", sql::Type::kText},      {"task_id", sql::Type::kText}, {"node_id", sql::Type::kText},
     {"from_state", sql::Type::kInt}, {"to_state", sql::Type::kInt}, {"event_id", sql::Type::kText},
     {"detail", sql::Type::kText}};
 constexpr sql::Statement kInsertAlerts{
@@ -59,10 +61,6 @@ constexpr sql::Statement kTaskStates{
     "WHERE tn.task_ref = u.task_ref",
     kTaskCols};
 
-std::optional<int64_t> StateOrNull(const std::optional<TaskState>& s) {
-  return s ? std::optional<int64_t>(static_cast<int64_t>(*s)) : std::nullopt;
-}
-
 }  // namespace
 
 // Marks first, then rows (seq.h), each in key order: two writers never wait
@@ -71,7 +69,7 @@ std::optional<int64_t> StateOrNull(const std::optional<TaskState>& s) {
 const sql::Statement kLoadRows{
     "SELECT u.task_id, tn.task_ref, tn.node_ref, tn.state, tn.version, tn.attempt, tn.retries, "
     "t.timeout_us, t.max_retries, t.node_count, tn.updated_at, tn.due_kind, tn.due_at, "
-    "ts.status, ts.settled_at IS NOT NULL "
+    "ts.status, ts.settled_at IS NOT NULL, ts.dependents "
     "FROM tasks t JOIN task_nodes tn ON tn.task_ref = t.task_ref "
     "JOIN task_status ts ON ts.task_ref = t.task_ref, @rows "
     "WHERE t.task_id = u.task_id AND tn.node_ref = u.node_ref "
@@ -80,7 +78,7 @@ const sql::Statement kLoadRows{
 
 sql::RowSet RowKeys(const std::set<RowKey>& keys) {
   sql::RowSet set(kLoadRows);
-  for (const auto& [task_id, node_ref] : keys) set.Text(task_id).Int(node_ref);
+  for (const auto& [task_id, node_ref] : keys) set.Add(task_id, node_ref);
   return set;
 }
 
@@ -99,8 +97,8 @@ Loaded ReadLoaded(const sql::Rows& r) {
     row.updated_at = r.Int(i, 10);
     row.due_kind = static_cast<DueKind>(r.Int(i, 11));
     row.due_at = r.OptInt(i, 12);
-    out.tasks[row.task_ref] = {static_cast<TaskState>(r.Int(i, 13)), r.Bool(i, 14),
-                               row.max_retries, static_cast<int>(r.Int(i, 9))};
+    out.tasks[row.task_ref] = {static_cast<TaskState>(r.Int(i, 13)), r.Bool(i, 14), row.max_retries,
+                               static_cast<int>(r.Int(i, 9)), static_cast<int>(r.Int(i, 15))};
     out.rows.emplace(RowKey(r.Text(i, 0), row.node_ref), std::move(row));
   }
   return out;
@@ -114,8 +112,7 @@ Result<Loaded> LoadRows(WriteTxn& txn, const std::set<RowKey>& keys) {
 }
 
 Result<int64_t> StorePayload(WriteTxn& txn, int64_t task_ref, std::string_view body) {
-  sql::Params p;
-  p.Int(task_ref).Text(body);
+  sql::Params p(task_ref, body);
   Result<sql::Rows> r = txn.Query(kStorePayload, p);
   if (!r.ok()) return r.status();
   if (r->empty()) return Status::Internal("storing a payload returned no id");
@@ -158,24 +155,18 @@ Status WriteSet::AddHistory(WriteTxn& txn, const HistoryEntry& e) {
     payload_ref = *ref;
     payload = {};
   }
-  history_.Int(e.task_ref).Int(e.node_ref).Int(static_cast<int64_t>(e.cause));
-  history_.Int(static_cast<int64_t>(e.outcome)).Int(e.seq);
-  history_.Int(e.type ? std::optional<int64_t>(static_cast<int64_t>(*e.type)) : std::nullopt);
-  history_.Int(static_cast<int64_t>(e.attempt)).Int(static_cast<int64_t>(e.from));
-  history_.Int(static_cast<int64_t>(e.to)).Int(e.version).Text(e.detail).Text(payload);
-  history_.Int(payload_ref);
+  history_.Add(e.task_ref, e.node_ref, e.cause, e.outcome, e.seq, e.type, e.attempt, e.from, e.to,
+               e.version, e.detail, payload, payload_ref);
   return Status::Ok();
 }
 
 void WriteSet::AddAlert(WriteTxn& txn, const AlertEntry& a) {
   (void)txn;
-  alerts_.Text(a.kind).Text(a.task_id).Text(a.node_id).Int(StateOrNull(a.from));
-  alerts_.Int(StateOrNull(a.to)).Text(a.event_id).Text(a.detail);
+  alerts_.Add(a.kind, a.task_id, a.node_id, a.from, a.to, a.event_id, a.detail);
 }
 
 void WriteSet::FlushLog(WriteTxn& txn) {
-  sql::Params at;
-  at.Int(txn.now_us());
+  sql::Params at(txn.now_us());
   txn.Exec(kInsertHistory, at, &history_);
   txn.Exec(kInsertAlerts, at, &alerts_);
   history_ = sql::RowSet(kInsertHistory);
@@ -188,14 +179,11 @@ Result<TaskStates> WriteSet::Flush(WriteTxn& txn, RowMap& rows, const TaskMap& t
   for (auto& [key, row] : rows) {
     if (!row.dirty) continue;
     ++dirty;
-    updates.Int(row.task_ref).Int(row.node_ref).Int(row.loaded_version);
-    updates.Int(static_cast<int64_t>(row.state)).Int(row.version);
-    updates.Int(static_cast<int64_t>(row.attempt)).Int(static_cast<int64_t>(row.retries));
-    updates.Int(row.updated_at).Int(static_cast<int64_t>(row.due_kind)).Int(row.due_at);
-    updates.Text(row.blocked_reason).Text(row.last_error).Text(row.result).Int(row.result_ref);
+    updates.Add(row.task_ref, row.node_ref, row.loaded_version, row.state, row.version, row.attempt,
+                row.retries, row.updated_at, row.due_kind, row.due_at, row.blocked_reason,
+                row.last_error, row.result, row.result_ref);
   }
-  txn.ExecExpect(kUpdateRows, {}, &updates, dirty,
-                 "compare-and-set on locked task_nodes rows");
+  txn.ExecExpect(kUpdateRows, {}, &updates, dirty, "compare-and-set on locked task_nodes rows");
   FlushLog(txn);
 
   // Roll-up input: a task with one node is the row we hold; others are read.
@@ -203,7 +191,7 @@ Result<TaskStates> WriteSet::Flush(WriteTxn& txn, RowMap& rows, const TaskMap& t
   sql::RowSet multi(kTaskStates);
   for (int64_t t : touched_) {
     auto facts = tasks.find(t);
-    if (facts == tasks.end() || facts->second.node_count != 1) multi.Int(t);
+    if (facts == tasks.end() || facts->second.node_count != 1) multi.Add(t);
   }
   if (!multi.empty()) {
     Result<sql::Rows> r = txn.Query(kTaskStates, {}, &multi);

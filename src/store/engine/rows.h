@@ -64,6 +64,7 @@ struct TaskFacts {
   bool settled = false;
   int max_retries = 0;
   int node_count = 0;  // 0: not known (rows from before schema 2)
+  int dependents = 0;  // tasks depending on this one
 };
 using TaskMap = std::map<int64_t, TaskFacts>;  // by task_ref
 

@@ -56,7 +56,8 @@ CREATE TABLE IF NOT EXISTS task_status(
   task_ref   @pk,
   status     INTEGER NOT NULL,
   updated_at BIGINT NOT NULL,
-  settled_at BIGINT);
+  settled_at BIGINT,
+  dependents INTEGER NOT NULL DEFAULT 0);  -- tasks depending on this one
 CREATE INDEX IF NOT EXISTS task_status_by_status ON task_status(status, task_ref);
 CREATE INDEX IF NOT EXISTS task_status_settled ON task_status(settled_at)
   WHERE settled_at IS NOT NULL;
@@ -151,6 +152,9 @@ UPDATE tasks SET node_count = (SELECT count(*) FROM task_nodes n WHERE n.task_re
 ALTER TABLE history ALTER COLUMN hist_id DROP IDENTITY IF EXISTS;
 CREATE SEQUENCE IF NOT EXISTS hist_ids;
 SELECT setval('hist_ids', (SELECT COALESCE(max(hist_id), 0) + 1 FROM history), false);
+ALTER TABLE task_status ADD COLUMN IF NOT EXISTS dependents INTEGER NOT NULL DEFAULT 0;
+UPDATE task_status SET dependents = (SELECT count(*) FROM task_deps d
+  WHERE d.dep_ref = task_status.task_ref);
 */
 /*@sqlite
 DROP INDEX tasks_by_status;
@@ -176,8 +180,10 @@ CREATE TABLE task_status(
   task_ref   INTEGER PRIMARY KEY,
   status     INTEGER NOT NULL,
   updated_at BIGINT NOT NULL,
-  settled_at BIGINT);
-INSERT INTO task_status SELECT task_ref, status, updated_at, settled_at FROM tasks_v1;
+  settled_at BIGINT,
+  dependents INTEGER NOT NULL DEFAULT 0);
+INSERT INTO task_status SELECT task_ref, status, updated_at, settled_at,
+  (SELECT count(*) FROM task_deps d WHERE d.dep_ref = tasks_v1.task_ref) FROM tasks_v1;
 CREATE INDEX task_status_by_status ON task_status(status, task_ref);
 CREATE INDEX task_status_settled ON task_status(settled_at) WHERE settled_at IS NOT NULL;
 DROP TABLE tasks_v1;
@@ -248,14 +254,12 @@ Status MigrateLocked(sql::Conn& conn, std::string_view dialect) {
                              std::to_string(from + 1));
       }
       if (from + 1 < kSchemaVersion) {
-        sql::Params p;
-        p.Int(from + 1);
+        sql::Params p(from + 1);
         conn.Exec(kAddVersion, p);
       }
     }
   }
-  sql::Params p;
-  p.Int(kSchemaVersion);
+  sql::Params p(kSchemaVersion);
   conn.Exec(kAddVersion, p);
   return conn.Flush();
 }
@@ -280,8 +284,7 @@ std::string RenderSchema(std::string_view dialect) {
 
 std::string SchemaFile() {
   std::string out =
-      "-- Apollo-11 state store schema for PostgreSQL, version " +
-      std::to_string(kSchemaVersion) +
+      "-- Apollo-11 state store schema for PostgreSQL, version " + std::to_string(kSchemaVersion) +
       ".\n"
       "--\n"
       "--   psql -d apollo_state -f schema.sql\n"

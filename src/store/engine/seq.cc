@@ -20,8 +20,7 @@ constexpr sql::Statement kWriteMarks{
 
 constexpr sql::Column kAboveCols[] = {{"node_ref", sql::Type::kInt}, {"seq", sql::Type::kInt}};
 constexpr sql::Statement kInsertAbove{
-    "INSERT INTO seq_above(node_ref, seq, at) SELECT u.node_ref, u.seq, $1 FROM @rows",
-    kAboveCols};
+    "INSERT INTO seq_above(node_ref, seq, at) SELECT u.node_ref, u.seq, $1 FROM @rows", kAboveCols};
 
 constexpr sql::Column kUptoCols[] = {{"node_ref", sql::Type::kInt}, {"upto", sql::Type::kInt}};
 constexpr sql::Statement kDeleteAbove{
@@ -37,7 +36,7 @@ const sql::Statement kLockSeqs{
 
 sql::RowSet SeqKeys(const std::set<int64_t>& node_refs) {
   sql::RowSet keys(kLockSeqs);
-  for (int64_t r : node_refs) keys.Int(r);
+  for (int64_t r : node_refs) keys.Add(r);
   return keys;
 }
 
@@ -49,7 +48,7 @@ Status LoadSeqs(WriteTxn& txn, const std::set<int64_t>& node_refs, const sql::Ro
     SeqState& s = seqs[locked.Int(i, 0)];
     s.hwm = s.loaded_hwm = static_cast<uint64_t>(locked.Int(i, 1));
     s.loaded_above = static_cast<size_t>(locked.Int(i, 2));
-    if (s.loaded_above > 0) with_above.Int(locked.Int(i, 0));
+    if (s.loaded_above > 0) with_above.Add(locked.Int(i, 0));
   }
   if (with_above.empty()) return Status::Ok();
   Result<sql::Rows> a = txn.Query(kReadAbove, {}, &with_above);
@@ -100,18 +99,17 @@ void FlushSeqs(WriteTxn& txn, SeqMap& seqs, int64_t* deleted) {
   sql::RowSet marks(kWriteMarks), inserts(kInsertAbove), deletes(kDeleteAbove);
   for (auto& [ref, s] : seqs) {
     if (s.changed()) {
-      marks.Int(ref).Int(static_cast<int64_t>(s.hwm)).Int(static_cast<int64_t>(s.above.size()));
+      marks.Add(ref, s.hwm, s.above.size());
     }
-    for (uint64_t q : s.inserted) inserts.Int(ref).Int(static_cast<int64_t>(q));
-    if (s.delete_upto > 0) deletes.Int(ref).Int(static_cast<int64_t>(s.delete_upto));
+    for (uint64_t q : s.inserted) inserts.Add(ref, q);
+    if (s.delete_upto > 0) deletes.Add(ref, s.delete_upto);
     s.loaded_hwm = s.hwm;
     s.loaded_above = s.above.size();
     s.inserted.clear();
     s.delete_upto = 0;
   }
   txn.Exec(kWriteMarks, {}, &marks);
-  sql::Params at;
-  at.Int(txn.now_us());
+  sql::Params at(txn.now_us());
   txn.Exec(kInsertAbove, at, &inserts);
   txn.Exec(kDeleteAbove, {}, &deletes, nullptr, deleted);
 }

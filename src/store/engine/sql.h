@@ -35,6 +35,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <vector>
 
 #include "core/status.h"
@@ -66,23 +67,45 @@ struct Value {
 };
 
 // Appends typed values; shared by Params (scalars) and RowSet (cells).
+// Add(v...) takes each value by its C++ type: integers and enums -> kInt,
+// bool -> kBool, strings -> kText, an empty optional -> a typed NULL.
 class ValueList {
  public:
-  ValueList& Int(int64_t v) { return Add({Type::kInt, false, v, {}}); }
-  ValueList& Int(std::optional<int64_t> v) { return v ? Int(*v) : Null(Type::kInt); }
-  ValueList& Text(std::string_view v) { return Add({Type::kText, false, 0, std::string(v)}); }
-  ValueList& Text(const std::string& v) { return Text(std::string_view(v)); }
-  ValueList& Text(const char* v) { return Text(std::string_view(v)); }
-  ValueList& Text(const std::optional<std::string>& v) {
-    return v ? Text(std::string_view(*v)) : Null(Type::kText);
+  template <typename... T>
+  ValueList& Add(const T&... v) {
+    (Put(v), ...);
+    return *this;
   }
-  ValueList& Bool(bool v) { return Add({Type::kBool, false, v ? 1 : 0, {}}); }
-  ValueList& Null(Type t) { return Add({t, true, 0, {}}); }
+  ValueList& Null(Type t) { return Push({t, true, 0, {}}); }
 
   const std::vector<Value>& values() const { return values_; }
 
  protected:
-  ValueList& Add(Value v) {
+  template <typename T>
+  static constexpr Type TypeOf() {
+    if constexpr (std::is_same_v<T, bool>) return Type::kBool;
+    if constexpr (std::is_integral_v<T> || std::is_enum_v<T>) return Type::kInt;
+    return Type::kText;
+  }
+  template <typename T>
+  void Put(const T& v) {
+    if constexpr (std::is_same_v<T, bool>) {
+      Push({Type::kBool, false, v ? 1 : 0, {}});
+    } else if constexpr (std::is_integral_v<T> || std::is_enum_v<T>) {
+      Push({Type::kInt, false, static_cast<int64_t>(v), {}});
+    } else {
+      Push({Type::kText, false, 0, std::string(std::string_view(v))});
+    }
+  }
+  template <typename T>
+  void Put(const std::optional<T>& v) {
+    if (v) {
+      Put(*v);
+    } else {
+      Null(TypeOf<T>());
+    }
+  }
+  ValueList& Push(Value v) {
     values_.push_back(std::move(v));
     return *this;
   }
@@ -90,9 +113,17 @@ class ValueList {
 };
 
 // The scalar parameters $1..$n of one execution, in order.
-class Params : public ValueList {};
+class Params : public ValueList {
+ public:
+  Params() = default;
+  template <typename... T>
+  explicit Params(const T&... v) {
+    Add(v...);
+  }
+};
 
-// The rows of @rows, appended cell by cell in column order.
+// The rows of @rows, appended cell by cell (or a row per Add) in column
+// order.
 class RowSet : public ValueList {
  public:
   explicit RowSet(const Statement& stmt) : columns_(stmt.columns) {}
@@ -163,9 +194,8 @@ class Conn {
   // `changed` (if given) the rows it changed; both must stay valid until
   // then. `params` and `rows` are read before Exec returns. An error
   // surfaces from that Flush / Commit (the first one since the last).
-  virtual void Exec(const Statement& stmt, const Params& params = {},
-                    const RowSet* rows = nullptr, Rows* out = nullptr,
-                    int64_t* changed = nullptr) = 0;
+  virtual void Exec(const Statement& stmt, const Params& params = {}, const RowSet* rows = nullptr,
+                    Rows* out = nullptr, int64_t* changed = nullptr) = 0;
   // Runs everything deferred; the first error since the last Flush.
   virtual Status Flush() = 0;
 

@@ -111,7 +111,8 @@ Result<Template> ParseTemplate(std::string_view text, std::span<const Column> co
       size_t n = c == '-' ? LineCommentLen(text, i) : QuotedLen(text, i);
       cur.append(text.substr(i, n));
       i += n;
-    } else if (c == '$' && i + 1 < text.size() && std::isdigit(static_cast<unsigned char>(text[i + 1]))) {
+    } else if (c == '$' && i + 1 < text.size() &&
+               std::isdigit(static_cast<unsigned char>(text[i + 1]))) {
       size_t j = i + 1;
       int n = 0;
       while (j < text.size() && std::isdigit(static_cast<unsigned char>(text[j]))) {

@@ -30,7 +30,7 @@ struct Template {
     int index = 0;     // kParam: n of $n; kRowRef: the column's position
   };
   std::vector<Piece> pieces;
-  int params = 0;     // the highest $n
+  int params = 0;  // the highest $n
   bool has_rows = false;
 };
 

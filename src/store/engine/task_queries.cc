@@ -1,28 +1,27 @@
 // Task, history and due-work queries.
 #include <array>
 #include <cstdlib>
-#include <string>
-
 #include <nlohmann/json.hpp>
+#include <string>
 
 #include "store/engine/queries.h"
 
 namespace apollo::store::engine {
 namespace {
 
-#define APOLLO_NODE_ROW_COLUMNS                                                               \
-  "t.task_id, n.node_id, tn.state, tn.version, tn.attempt, tn.retries, tn.created_at, "      \
-  "tn.updated_at, tn.last_error, COALESCE(p.body, tn.result), tn.result_ref, "                \
-  "tn.blocked_reason, tn.due_kind, tn.due_at "                                                \
-  "FROM task_nodes tn JOIN tasks t ON t.task_ref = tn.task_ref "                              \
-  "JOIN nodes n ON n.node_ref = tn.node_ref "                                                 \
+#define APOLLO_NODE_ROW_COLUMNS                                                         \
+  "t.task_id, n.node_id, tn.state, tn.version, tn.attempt, tn.retries, tn.created_at, " \
+  "tn.updated_at, tn.last_error, COALESCE(p.body, tn.result), tn.result_ref, "          \
+  "tn.blocked_reason, tn.due_kind, tn.due_at "                                          \
+  "FROM task_nodes tn JOIN tasks t ON t.task_ref = tn.task_ref "                        \
+  "JOIN nodes n ON n.node_ref = tn.node_ref "                                           \
   "LEFT JOIN payloads p ON p.payload_id = tn.result_ref "
 
 constexpr sql::Statement kTask{
     "SELECT t.task_ref, t.spec, s.status, t.created_at, s.updated_at FROM tasks t "
     "JOIN task_status s ON s.task_ref = t.task_ref WHERE t.task_id = $1"};
-constexpr sql::Statement kTaskRows{
-    "SELECT " APOLLO_NODE_ROW_COLUMNS "WHERE tn.task_ref = $1 ORDER BY n.node_id"};
+constexpr sql::Statement kTaskRows{"SELECT " APOLLO_NODE_ROW_COLUMNS
+                                   "WHERE tn.task_ref = $1 ORDER BY n.node_id"};
 constexpr sql::Statement kNodeTasks{
     "SELECT " APOLLO_NODE_ROW_COLUMNS
     "WHERE tn.node_ref = (SELECT node_ref FROM nodes WHERE node_id = $1) "
@@ -40,8 +39,7 @@ constexpr sql::Statement kDue{
     "JOIN tasks t ON t.task_ref = tn.task_ref JOIN nodes n ON n.node_ref = tn.node_ref "
     "WHERE tn.due_at IS NOT NULL AND tn.due_at <= $1 ORDER BY tn.due_at, t.priority LIMIT $2"};
 constexpr sql::Statement kPayload{"SELECT body FROM payloads WHERE payload_id = $1"};
-constexpr sql::Statement kQueueDepth{
-    "SELECT count(*) FROM task_nodes WHERE state IN ($1, $2, $3)"};
+constexpr sql::Statement kQueueDepth{"SELECT count(*) FROM task_nodes WHERE state IN ($1, $2, $3)"};
 
 #undef APOLLO_NODE_ROW_COLUMNS
 
@@ -105,8 +103,7 @@ const sql::Statement& TasksStatement(unsigned shape) {
 }  // namespace
 
 Result<TaskRow> QueryTask(sql::Conn& db, std::string_view task_id) {
-  sql::Params p;
-  p.Text(task_id);
+  sql::Params p(task_id);
   Result<sql::Rows> t = db.Query(kTask, p);
   if (!t.ok()) return t.status();
   if (t->empty()) return Status::NotFound("no task " + std::string(task_id));
@@ -118,9 +115,7 @@ Result<TaskRow> QueryTask(sql::Conn& db, std::string_view task_id) {
   task.status = static_cast<TaskState>(t->Int(0, 2));
   task.created_at = FromUnixMicros(t->Int(0, 3));
   task.updated_at = FromUnixMicros(t->Int(0, 4));
-  sql::Params ref;
-  ref.Int(t->Int(0, 0));
-  Result<sql::Rows> rows = db.Query(kTaskRows, ref);
+  Result<sql::Rows> rows = db.Query(kTaskRows, sql::Params(t->Int(0, 0)));
   if (!rows.ok()) return rows.status();
   for (size_t i = 0; i < rows->size(); ++i) task.nodes.push_back(ReadNodeRow(*rows, i));
   return task;
@@ -136,12 +131,12 @@ Result<TaskPage> QueryTasks(sql::Conn& db, const TaskQuery& q) {
   }
   unsigned shape = 0;
   sql::Params p;
-  if (q.status) shape |= kByStatus, p.Int(static_cast<int64_t>(*q.status));
-  if (q.intent) shape |= kByIntent, p.Text(*q.intent);
-  if (q.created_after) shape |= kCreatedAfter, p.Int(ToUnixMicros(*q.created_after));
-  if (q.created_before) shape |= kCreatedBefore, p.Int(ToUnixMicros(*q.created_before));
-  if (after) shape |= kAfterRef, p.Int(after);
-  p.Int(static_cast<int64_t>(q.limit) + 1);
+  if (q.status) shape |= kByStatus, p.Add(*q.status);
+  if (q.intent) shape |= kByIntent, p.Add(*q.intent);
+  if (q.created_after) shape |= kCreatedAfter, p.Add(ToUnixMicros(*q.created_after));
+  if (q.created_before) shape |= kCreatedBefore, p.Add(ToUnixMicros(*q.created_before));
+  if (after) shape |= kAfterRef, p.Add(after);
+  p.Add(q.limit + 1);
   Result<sql::Rows> r = db.Query(TasksStatement(shape), p);
   if (!r.ok()) return r.status();
   TaskPage page;
@@ -160,8 +155,7 @@ Result<TaskPage> QueryTasks(sql::Conn& db, const TaskQuery& q) {
 }
 
 Result<std::vector<NodeRow>> QueryNodeTasks(sql::Conn& db, std::string_view node_id, int limit) {
-  sql::Params p;
-  p.Text(node_id).Int(static_cast<int64_t>(limit));
+  sql::Params p(node_id, limit);
   Result<sql::Rows> r = db.Query(kNodeTasks, p);
   if (!r.ok()) return r.status();
   std::vector<NodeRow> out;
@@ -170,8 +164,7 @@ Result<std::vector<NodeRow>> QueryNodeTasks(sql::Conn& db, std::string_view node
 }
 
 Result<std::vector<HistoryRow>> QueryHistory(sql::Conn& db, std::string_view task_id) {
-  sql::Params p;
-  p.Text(task_id);
+  sql::Params p(task_id);
   Result<sql::Rows> r = db.Query(kHistory, p);
   if (!r.ok()) return r.status();
   std::vector<HistoryRow> out;
@@ -198,8 +191,7 @@ Result<std::vector<HistoryRow>> QueryHistory(sql::Conn& db, std::string_view tas
 }
 
 Result<std::vector<DueItem>> QueryDue(sql::Conn& db, TimePoint now, int limit) {
-  sql::Params p;
-  p.Int(ToUnixMicros(now)).Int(static_cast<int64_t>(limit));
+  sql::Params p(ToUnixMicros(now), limit);
   Result<sql::Rows> r = db.Query(kDue, p);
   if (!r.ok()) return r.status();
   std::vector<DueItem> out;
@@ -221,8 +213,7 @@ Result<std::vector<DueItem>> QueryDue(sql::Conn& db, TimePoint now, int limit) {
 }
 
 Result<std::string> QueryPayload(sql::Conn& db, int64_t ref) {
-  sql::Params p;
-  p.Int(ref);
+  sql::Params p(ref);
   Result<sql::Rows> r = db.Query(kPayload, p);
   if (!r.ok()) return r.status();
   if (r->empty()) return Status::NotFound("no payload " + std::to_string(ref));
@@ -230,9 +221,7 @@ Result<std::string> QueryPayload(sql::Conn& db, int64_t ref) {
 }
 
 Result<int64_t> QueryQueueDepth(sql::Conn& db) {
-  sql::Params p;
-  p.Int(static_cast<int64_t>(TaskState::kPending)).Int(static_cast<int64_t>(TaskState::kDispatched));
-  p.Int(static_cast<int64_t>(TaskState::kRetrying));
+  sql::Params p(TaskState::kPending, TaskState::kDispatched, TaskState::kRetrying);
   Result<sql::Rows> r = db.Query(kQueueDepth, p);
   if (!r.ok()) return r.status();
   return r->empty() ? int64_t{0} : r->Int(0, 0);

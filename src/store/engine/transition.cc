@@ -7,8 +7,7 @@
 namespace apollo::store::engine {
 namespace {
 
-EventOutcome Outcomed(Outcome o, std::string reason, const Row& row,
-                      std::optional<TaskState> to) {
+EventOutcome Outcomed(Outcome o, std::string reason, const Row& row, std::optional<TaskState> to) {
   return EventOutcome{o, std::move(reason), row.state, to, row.version};
 }
 
@@ -23,8 +22,8 @@ RowChange BuildChange(WriteTxn& txn, const TransitionRequest& r, const Row& row)
   if (!r.to && r.new_attempt) {
     // A RETRYING row re-sent: it now waits for the agent's ack.
     c.due_kind = r.ack_deadline ? DueKind::kAckTimeout : DueKind::kNone;
-    c.due_at = r.ack_deadline ? std::optional<int64_t>(ToUnixMicros(*r.ack_deadline))
-                              : std::nullopt;
+    c.due_at =
+        r.ack_deadline ? std::optional<int64_t>(ToUnixMicros(*r.ack_deadline)) : std::nullopt;
     c.blocked_reason = "awaiting_ack since " + FormatRfc3339(txn.now());
   }
   if (r.blocked_reason) c.blocked_reason = *r.blocked_reason;
@@ -42,10 +41,20 @@ class TransitionApplier {
   Result<EventOutcome> ApplyOne(const TransitionRequest& r);
 
  private:
-  Status Record(const TransitionRequest& r, const Row& row, TaskState from, Outcome o,
-                TaskState to, std::string_view detail) {
-    return ws_.AddHistory(txn_, {row.task_ref, row.node_ref, r.cause, o, std::nullopt,
-                                 std::nullopt, row.attempt, from, to, row.version, detail, {}});
+  Status Record(const TransitionRequest& r, const Row& row, TaskState from, Outcome o, TaskState to,
+                std::string_view detail) {
+    return ws_.AddHistory(txn_, {row.task_ref,
+                                 row.node_ref,
+                                 r.cause,
+                                 o,
+                                 std::nullopt,
+                                 std::nullopt,
+                                 row.attempt,
+                                 from,
+                                 to,
+                                 row.version,
+                                 detail,
+                                 {}});
   }
   // No state change and no new attempt: a new blocked reason and/or a new
   // ack deadline (the same intent sent again). Bookkeeping: no version bump;
@@ -83,8 +92,8 @@ Result<EventOutcome> TransitionApplier::ApplyOne(const TransitionRequest& r) {
     if (it != rows_.end()) row = &it->second;
   }
   if (!row) {
-    return EventOutcome{Outcome::kUnknownTask, "no task " + r.task_id + " on node " + r.node_id,
-                        {}, {}, 0};
+    return EventOutcome{
+        Outcome::kUnknownTask, "no task " + r.task_id + " on node " + r.node_id, {}, {}, 0};
   }
   if (r.expected_version && *r.expected_version != row->version) {
     return Outcomed(Outcome::kVersionConflict,
@@ -97,8 +106,8 @@ Result<EventOutcome> TransitionApplier::ApplyOne(const TransitionRequest& r) {
     TransitionCheck check = CheckTransition(row->state, *r.to);
     if (!check.allowed) {
       ++txn_.stats().illegal_transitions;
-      ws_.AddAlert(txn_, {"illegal_transition", r.task_id, r.node_id, row->state, *r.to, "",
-                          check.reason});
+      ws_.AddAlert(
+          txn_, {"illegal_transition", r.task_id, r.node_id, row->state, *r.to, "", check.reason});
       APOLLO_RETURN_IF_ERROR(
           Record(r, *row, from, Outcome::kIllegalTransition, from, check.reason));
       return Outcomed(Outcome::kIllegalTransition, std::string(check.reason), *row, r.to);

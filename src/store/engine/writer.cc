@@ -94,8 +94,8 @@ void Writer::Loop() {
 }
 
 Status Writer::RunWithRetries(Batch& batch, StoreStats& delta) {
-  std::minstd_rand jitter(static_cast<unsigned>(
-      std::chrono::steady_clock::now().time_since_epoch().count()));
+  std::minstd_rand jitter(
+      static_cast<unsigned>(std::chrono::steady_clock::now().time_since_epoch().count()));
   bool reconnected = false;
   Status st;
   for (int attempt = 0;; ++attempt) {
@@ -112,8 +112,8 @@ Status Writer::RunWithRetries(Batch& batch, StoreStats& delta) {
                              " conflicting attempts: " + st.message());
     }
     // Back off a little so the writer we collided with can finish.
-    std::this_thread::sleep_for(std::chrono::microseconds(
-        500 + jitter() % (2000u << std::min(attempt, 4))));
+    std::this_thread::sleep_for(
+        std::chrono::microseconds(500 + jitter() % (2000u << std::min(attempt, 4))));
   }
 }
 
@@ -235,7 +235,7 @@ Result<NodeFacts> WriteTxn::FindNodes(const std::vector<std::string>& node_ids,
     if (f && (f->registered || !fresh_registration)) {
       found[id] = *f;
     } else if (asked.insert(id).second) {
-      missing.Text(id);
+      missing.Add(id);
     }
   }
   if (missing.empty()) return found;

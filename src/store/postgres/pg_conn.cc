@@ -44,8 +44,8 @@ std::string Render(const sql::Template& t, std::span<const sql::Column> columns)
     std::string out = p.text + " unnest(";
     std::string names;
     for (size_t c = 0; c < columns.size(); ++c) {
-      out += (c ? ", $" : "$") + std::to_string(t.params + static_cast<int>(c) + 1) + "::" +
-             std::string(ArrayType(columns[c].type));
+      out += (c ? ", $" : "$") + std::to_string(t.params + static_cast<int>(c) + 1) +
+             "::" + std::string(ArrayType(columns[c].type));
       names += (c ? ", " : "") + std::string(columns[c].name);
     }
     return out + ") AS u(" + names + ")";
@@ -99,7 +99,8 @@ Result<std::unique_ptr<PgConn>> PgConn::Open(const std::string& conn_string) {
     return Status::Unavailable("connecting: PostgreSQL unreachable: " + msg);
   }
   // NOTICEs ("relation already exists, skipping") are not errors: quiet.
-  PQsetNoticeProcessor(c, [](void*, const char*) {}, nullptr);
+  PQsetNoticeProcessor(
+      c, [](void*, const char*) {}, nullptr);
   if (PQenterPipelineMode(c) != 1) {
     std::string msg = Trimmed(PQerrorMessage(c));
     PQfinish(c);
@@ -113,8 +114,8 @@ PgConn::~PgConn() { PQfinish(conn_); }
 bool PgConn::healthy() const { return PQstatus(conn_) == CONNECTION_OK; }
 
 Status PgConn::Broken(std::string_view what) const {
-  return Status::Unavailable(std::string(what) + ": PostgreSQL unreachable: " +
-                             Trimmed(PQerrorMessage(conn_)));
+  return Status::Unavailable(std::string(what) +
+                             ": PostgreSQL unreachable: " + Trimmed(PQerrorMessage(conn_)));
 }
 
 Status PgConn::ErrorOf(const PGresult* r, std::string_view what) const {
@@ -153,8 +154,8 @@ Result<PgConn::Prepared*> PgConn::Prepare(const sql::Statement& stmt, const sql:
   return &cache_.emplace(&stmt, std::move(p)).first->second;
 }
 
-Status PgConn::Send(const sql::Statement& stmt, const sql::Params& params,
-                    const sql::RowSet* rows, Cmd cmd) {
+Status PgConn::Send(const sql::Statement& stmt, const sql::Params& params, const sql::RowSet* rows,
+                    Cmd cmd) {
   Result<Prepared*> p = Prepare(stmt, params);
   if (!p.ok()) return p.status();
   if (static_cast<int>(params.values().size()) != (*p)->params ||
@@ -182,8 +183,8 @@ Status PgConn::Send(const sql::Statement& stmt, const sql::Params& params,
     bool null = i < params.values().size() && params.values()[i].null;
     values.push_back(null ? nullptr : text[i].c_str());
   }
-  if (PQsendQueryPrepared(conn_, (*p)->name.c_str(), static_cast<int>(values.size()),
-                          values.data(), nullptr, nullptr, 0) != 1) {
+  if (PQsendQueryPrepared(conn_, (*p)->name.c_str(), static_cast<int>(values.size()), values.data(),
+                          nullptr, nullptr, 0) != 1) {
     return Broken("sending");
   }
   queued_.push_back(cmd);
@@ -248,8 +249,8 @@ Status PgConn::RoundTrip() {
   return first;
 }
 
-void PgConn::Exec(const sql::Statement& stmt, const sql::Params& params,
-                  const sql::RowSet* rows, sql::Rows* out, int64_t* changed) {
+void PgConn::Exec(const sql::Statement& stmt, const sql::Params& params, const sql::RowSet* rows,
+                  sql::Rows* out, int64_t* changed) {
   if (rows && rows->empty()) {  // over no rows: nothing to do
     if (out) *out = sql::Rows();
     if (changed) *changed = 0;
@@ -263,9 +264,8 @@ Status PgConn::Flush() { return RoundTrip(); }
 
 Status PgConn::Begin(sql::Access access) {
   sticky_ = Status::Ok();
-  return SendText(access == sql::Access::kRead
-                      ? "BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY"
-                      : "BEGIN");
+  return SendText(access == sql::Access::kRead ? "BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY"
+                                               : "BEGIN");
 }
 
 Status PgConn::Commit() {
@@ -274,8 +274,10 @@ Status PgConn::Commit() {
   Status st = SendText("COMMIT", cmd);
   if (st.ok()) st = RoundTrip();
   if (st.code() == StatusCode::kUnavailable) {
-    return Status::Unavailable("committing: PostgreSQL connection lost; outcome unknown, retry "
-                               "(writes are idempotent): " + st.message());
+    return Status::Unavailable(
+        "committing: PostgreSQL connection lost; outcome unknown, retry "
+        "(writes are idempotent): " +
+        st.message());
   }
   return st;
 }

@@ -74,7 +74,7 @@ class PgConn final : public sql::Conn {
   PGconn* conn_;
   std::unordered_map<const sql::Statement*, Prepared> cache_;
   std::vector<Cmd> queued_;  // since the last Sync
-  Status sticky_;  // a send that failed since the last round trip
+  Status sticky_;            // a send that failed since the last round trip
   int next_name_ = 0;
 };
 

@@ -123,8 +123,7 @@ TEST_F(PostgresStoreTest, InvalidUtf8FromAgentsIsStoredNotFatal) {
   Event odd = Ev("t0", "n1", 1, EventType::kAccepted);
   odd.payload = "{\"note\":\"\xff\xfe\"}";
   Event unknown = Ev(std::string("t\xc3") + '\0' + "x", "n1", 2, EventType::kAccepted);
-  Result<ApplyResult> r =
-      store->Apply({odd, unknown, Ev("t0", "n1", 3, EventType::kProgress)});
+  Result<ApplyResult> r = store->Apply({odd, unknown, Ev("t0", "n1", 3, EventType::kProgress)});
   ASSERT_TRUE(r.ok()) << r.status().ToString();
   ASSERT_EQ(r->outcomes.size(), 3u);
   EXPECT_EQ(r->outcomes[0].outcome, Outcome::kMalformed);  // not valid JSON text
@@ -220,8 +219,7 @@ TEST_F(PostgresStoreTest, ConcurrentEventsAndCancelsKeepEveryHistoryConsistent) 
   tb.join();
   tc.join();
   StoreStats sa = a->Stats(), sb = b->Stats();
-  EXPECT_EQ(sa.events_applied + sb.events_applied + sa.illegal_transitions +
-                sb.illegal_transitions,
+  EXPECT_EQ(sa.events_applied + sb.events_applied + sa.illegal_transitions + sb.illegal_transitions,
             kTasks);
   EXPECT_EQ(sa.events_duplicate + sb.events_duplicate, kTasks);
   EXPECT_EQ(*a->HighestStoredSeq("n1"), static_cast<uint64_t>(kTasks));

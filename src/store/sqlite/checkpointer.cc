@@ -5,8 +5,7 @@ namespace {
 constexpr int kHardLimitFactor = 8;
 }  // namespace
 
-Checkpointer::Checkpointer(sqlite3* db, int soft_pages)
-    : db_(db), soft_pages_(soft_pages) {
+Checkpointer::Checkpointer(sqlite3* db, int soft_pages) : db_(db), soft_pages_(soft_pages) {
   thread_ = std::thread([this] { Loop(); });
 }
 

@@ -14,13 +14,13 @@
 // Thread-safety: OnCommit() is called on the writer thread; the rest is
 // internal.
 
+#include <sqlite3.h>
+
 #include <condition_variable>
 #include <memory>
 #include <mutex>
 #include <string>
 #include <thread>
-
-#include <sqlite3.h>
 
 namespace apollo::store::sqlite {
 
@@ -45,7 +45,7 @@ class Checkpointer {
   const int soft_pages_;
   mutable std::mutex mu_;
   std::condition_variable cv_;
-  int wal_pages_ = 0;     // guarded by mu_ (written by the writer thread)
+  int wal_pages_ = 0;      // guarded by mu_ (written by the writer thread)
   bool stopping_ = false;  // guarded by mu_
   std::thread thread_;
 };

@@ -24,9 +24,10 @@ class SqliteBackend final : public StoreBackend {
     int rc = sqlite3_open(url.substr(std::string("sqlite://").size()).c_str(), &db);
     char* err = nullptr;
     if (rc == SQLITE_OK) rc = sqlite3_exec(db, dump.str().c_str(), nullptr, nullptr, &err);
-    Status st = rc == SQLITE_OK ? Status::Ok()
-                                : Status::Internal(std::string("loading fixture: ") +
-                                                   (err ? err : sqlite3_errmsg(db)));
+    Status st =
+        rc == SQLITE_OK
+            ? Status::Ok()
+            : Status::Internal(std::string("loading fixture: ") + (err ? err : sqlite3_errmsg(db)));
     sqlite3_free(err);
     sqlite3_close(db);
     return st;

@@ -46,10 +46,11 @@ namespace {
 // The statement in SQLite's words: $n -> ?n, u.<column> -> the parameter
 // after the scalars, the clause naming @rows dropped (run once per row).
 std::string Render(const sql::Template& t) {
-  return sql::Render(
-      t, {[](int n) { return "?" + std::to_string(n); },
-          [&t](const sql::Template::Piece& p) { return "?" + std::to_string(t.params + p.index + 1); },
-          [](const sql::Template::Piece&) { return std::string(); }});
+  return sql::Render(t, {[](int n) { return "?" + std::to_string(n); },
+                         [&t](const sql::Template::Piece& p) {
+                           return "?" + std::to_string(t.params + p.index + 1);
+                         },
+                         [](const sql::Template::Piece&) { return std::string(); }});
 }
 
 void Bind(sqlite3_stmt* s, int i, const sql::Value& v) {
@@ -244,8 +245,8 @@ Result<int64_t> SqliteConn::NextVal(const std::string& name) {
   auto it = seqs_.find(name);
   if (it == seqs_.end()) {
     sqlite3_stmt* s = nullptr;
-    int rc = sqlite3_prepare_v2(db_, "SELECT value FROM sequences WHERE name = ?1", -1, &s,
-                                nullptr);
+    int rc =
+        sqlite3_prepare_v2(db_, "SELECT value FROM sequences WHERE name = ?1", -1, &s, nullptr);
     if (rc != SQLITE_OK) return SqliteError(db_, rc, "nextval");
     sqlite3_bind_text(s, 1, name.data(), static_cast<int>(name.size()), SQLITE_STATIC);
     rc = sqlite3_step(s);
@@ -277,8 +278,8 @@ Status SqliteConn::SaveSequences() {
   for (auto& [name, seq] : seqs_) {
     if (!seq.dirty) continue;
     sqlite3_stmt* s = nullptr;
-    int rc = sqlite3_prepare_v2(db_, "UPDATE sequences SET value = ?2 WHERE name = ?1", -1, &s,
-                                nullptr);
+    int rc =
+        sqlite3_prepare_v2(db_, "UPDATE sequences SET value = ?2 WHERE name = ?1", -1, &s, nullptr);
     if (rc == SQLITE_OK) {
       sqlite3_bind_text(s, 1, name.data(), static_cast<int>(name.size()), SQLITE_STATIC);
       sqlite3_bind_int64(s, 2, seq.value);

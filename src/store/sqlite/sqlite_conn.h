@@ -64,7 +64,7 @@ class SqliteConn final : public sql::Conn {
   std::unique_ptr<Checkpointer> checkpointer_;  // writer only; may be null
   std::unordered_map<const sql::Statement*, Prepared> cache_;
   std::unordered_map<std::string, sqlite3_stmt*> simple_;  // BEGIN, COMMIT, ...
-  Status sticky_;  // first failed Exec since the last Flush
+  Status sticky_;                                          // first failed Exec since the last Flush
 
   // nextval(): this transaction's view of the sequences table.
   struct Seq {

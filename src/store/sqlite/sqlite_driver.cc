@@ -32,9 +32,9 @@ class SqliteDriver final : public sql::Driver {
       ckpt = std::make_unique<Checkpointer>(*ckpt_db, kCheckpointPages);
     }
     // WAL mode first: the checkpointer's hook only fires in WAL mode.
-    APOLLO_RETURN_IF_ERROR(conn->Script(pragmas + " PRAGMA journal_mode = WAL; PRAGMA synchronous = " +
-                                        options_.sqlite_synchronous +
-                                        "; PRAGMA temp_store = MEMORY"));
+    APOLLO_RETURN_IF_ERROR(
+        conn->Script(pragmas + " PRAGMA journal_mode = WAL; PRAGMA synchronous = " +
+                     options_.sqlite_synchronous + "; PRAGMA temp_store = MEMORY"));
     if (ckpt) conn->AttachCheckpointer(std::move(ckpt));
     return std::unique_ptr<sql::Conn>(std::move(conn));
   }

@@ -2,7 +2,7 @@
 -- PostgreSQL database dump
 --
 
-\restrict yPG0bQHVklmSXQ1fDopPub9NClFnvVPGB57ymcgxGrxwGiQoMaAoc9X6zyXjjVQ
+\restrict Nd1Kjkxe2mlY7YipLR6MUR04MA76NoF3KzxDv1pcOq2f6nMPuoaNeYZVLo1AjzZ
 
 -- Dumped from database version 15.18 (Debian 15.18-0+deb12u1)
 -- Dumped by pg_dump version 15.18 (Debian 15.18-0+deb12u1)
@@ -309,13 +309,14 @@ COPY public.history (hist_id, task_ref, node_ref, cause, outcome, seq, event_typ
 3	2	2	9	0	\N	\N	0	0	0	1	1764000000000000	deps_pending [a]		\N
 4	3	5	9	0	\N	\N	0	0	0	1	1764000000000000	node_not_registered		\N
 5	4	2	9	0	\N	\N	0	0	0	1	1764000000000000			\N
-6	1	1	2	0	\N	\N	1	0	1	2	1764000001000000			\N
-7	4	2	2	0	\N	\N	1	0	1	2	1764000001000000			\N
-8	1	1	1	0	1	1	1	1	2	3	1764000002000000			\N
-9	1	1	1	0	2	3	1	2	3	4	1764000002000000			2
-10	4	2	1	0	1	1	1	1	2	3	1764000003000000			\N
-11	4	2	1	0	2	4	1	2	4	4	1764000003000000		{"error":"disk full"}	\N
-12	4	2	1	0	5	2	1	4	4	4	1764000003000000		{"pct":50}	\N
+6	5	1	9	0	\N	\N	0	0	0	1	1764000000000000	deps_pending [c]		\N
+7	1	1	2	0	\N	\N	1	0	1	2	1764000001000000			\N
+8	4	2	2	0	\N	\N	1	0	1	2	1764000001000000			\N
+9	1	1	1	0	1	1	1	1	2	3	1764000002000000			\N
+10	1	1	1	0	2	3	1	2	3	4	1764000002000000			2
+11	4	2	1	0	1	1	1	1	2	3	1764000003000000			\N
+12	4	2	1	0	2	4	1	2	4	4	1764000003000000		{"error":"disk full"}	\N
+13	4	2	1	0	5	2	1	4	4	4	1764000003000000		{"pct":50}	\N
 \.
 
 
@@ -356,7 +357,7 @@ COPY public.payloads (payload_id, task_ref, body) FROM stdin;
 --
 
 COPY public.schema_version (version, applied_at) FROM stdin;
-1	2026-12-01 00:55:55.510388+00
+1	2026-12-01 01:43:55.140506+00
 \.
 
 
@@ -376,6 +377,7 @@ COPY public.seq_above (node_ref, seq, at) FROM stdin;
 
 COPY public.task_deps (task_ref, dep_ref) FROM stdin;
 2	1
+5	3
 \.
 
 
@@ -385,6 +387,7 @@ COPY public.task_deps (task_ref, dep_ref) FROM stdin;
 
 COPY public.task_nodes (task_ref, node_ref, state, version, attempt, retries, created_at, updated_at, due_kind, due_at, last_error, result, result_ref, blocked_reason) FROM stdin;
 3	5	0	1	0	0	1764000000000000	1764000000000000	1	1764000000000000			\N	node_not_registered
+5	1	0	1	0	0	1764000000000000	1764000000000000	0	\N			\N	deps_pending [c]
 1	1	3	4	1	0	1764000000000000	1764000002000000	0	\N			1	
 2	1	0	1	0	0	1764000000000000	1764000000000000	1	1764000002000000			\N	
 2	2	0	1	0	0	1764000000000000	1764000000000000	1	1764000002000000			\N	
@@ -399,6 +402,7 @@ COPY public.task_nodes (task_ref, node_ref, state, version, attempt, retries, cr
 COPY public.task_status (task_ref, status, updated_at, settled_at) FROM stdin;
 2	0	1764000000000000	\N
 3	0	1764000000000000	\N
+5	0	1764000000000000	\N
 1	3	1764000002000000	1764000002000000
 4	4	1764000003000000	\N
 \.
@@ -413,6 +417,7 @@ COPY public.tasks (task_ref, task_id, intent, spec, priority, timeout_us, max_re
 2	b	collect_metrics	{"callback_url":"","depends_on":["a"],"intent":"collect_metrics","metadata":{"ticket":"CHG-1"},"params":{"x":"1"},"priority":"normal","retry_policy":{"backoff":"exponential","initial_interval":5,"jitter":false,"max_interval":60,"max_retries":2},"target_selector":{"allow_empty":false,"nodes":["n1","n2"],"type":"nodes"},"task_id":"b","timeout":60}	1	60000000	2	1764000000000000
 3	c	collect_metrics	{"callback_url":"","depends_on":[],"intent":"collect_metrics","metadata":{"ticket":"CHG-1"},"params":{"x":"1"},"priority":"normal","retry_policy":{"backoff":"exponential","initial_interval":5,"jitter":false,"max_interval":60,"max_retries":2},"target_selector":{"allow_empty":false,"nodes":["n3"],"type":"nodes"},"task_id":"c","timeout":60}	1	60000000	2	1764000000000000
 4	d	collect_metrics	{"callback_url":"","depends_on":[],"intent":"collect_metrics","metadata":{"ticket":"CHG-1"},"params":{"x":"1"},"priority":"normal","retry_policy":{"backoff":"exponential","initial_interval":5,"jitter":false,"max_interval":60,"max_retries":2},"target_selector":{"allow_empty":false,"nodes":["n2"],"type":"nodes"},"task_id":"d","timeout":60}	1	60000000	2	1764000000000000
+5	f	collect_metrics	{"callback_url":"","depends_on":["c"],"intent":"collect_metrics","metadata":{"ticket":"CHG-1"},"params":{"x":"1"},"priority":"normal","retry_policy":{"backoff":"exponential","initial_interval":5,"jitter":false,"max_interval":60,"max_retries":2},"target_selector":{"allow_empty":false,"nodes":["n1"],"type":"nodes"},"task_id":"f","timeout":60}	1	60000000	2	1764000000000000
 \.
 
 
@@ -434,7 +439,7 @@ SELECT pg_catalog.setval('public.dead_letters_letter_id_seq', 1, true);
 -- Name: history_hist_id_seq; Type: SEQUENCE SET; Schema: public; Owner: -
 --
 
-SELECT pg_catalog.setval('public.history_hist_id_seq', 12, true);
+SELECT pg_catalog.setval('public.history_hist_id_seq', 13, true);
 
 
 --
@@ -455,7 +460,7 @@ SELECT pg_catalog.setval('public.payloads_payload_id_seq', 2, true);
 -- Name: tasks_task_ref_seq; Type: SEQUENCE SET; Schema: public; Owner: -
 --
 
-SELECT pg_catalog.setval('public.tasks_task_ref_seq', 4, true);
+SELECT pg_catalog.setval('public.tasks_task_ref_seq', 5, true);
 
 
 --
@@ -637,5 +642,5 @@ CREATE INDEX tasks_by_intent ON public.tasks USING btree (intent, task_ref);
 -- PostgreSQL database dump complete
 --
 
-\unrestrict yPG0bQHVklmSXQ1fDopPub9NClFnvVPGB57ymcgxGrxwGiQoMaAoc9X6zyXjjVQ
+\unrestrict Nd1Kjkxe2mlY7YipLR6MUR04MA76NoF3KzxDv1pcOq2f6nMPuoaNeYZVLo1AjzZ
 

@@ -5,7 +5,7 @@ INSERT INTO schema_version VALUES(1);
 CREATE TABLE meta(
   name  TEXT PRIMARY KEY,
   value INTEGER NOT NULL) WITHOUT ROWID;
-INSERT INTO meta VALUES('next_hist_id',13);
+INSERT INTO meta VALUES('next_hist_id',14);
 CREATE TABLE nodes(
   node_ref       INTEGER PRIMARY KEY,
   node_id        TEXT NOT NULL UNIQUE,
@@ -48,6 +48,7 @@ INSERT INTO tasks VALUES(1,'a','collect_metrics',3,1,1,60000000,2,17640000000000
 INSERT INTO tasks VALUES(2,'b','collect_metrics',0,2,1,60000000,2,1764000000000000,1764000000000000,NULL);
 INSERT INTO tasks VALUES(3,'c','collect_metrics',0,1,1,60000000,2,1764000000000000,1764000000000000,NULL);
 INSERT INTO tasks VALUES(4,'d','collect_metrics',4,1,1,60000000,2,1764000000000000,1764000003000000,NULL);
+INSERT INTO tasks VALUES(5,'f','collect_metrics',0,1,1,60000000,2,1764000000000000,1764000000000000,NULL);
 CREATE TABLE task_specs(
   task_ref INTEGER PRIMARY KEY,
   spec     TEXT NOT NULL);
@@ -55,11 +56,13 @@ INSERT INTO task_specs VALUES(1,'{"callback_url":"","depends_on":[],"intent":"co
 INSERT INTO task_specs VALUES(2,'{"callback_url":"","depends_on":["a"],"intent":"collect_metrics","metadata":{"ticket":"CHG-1"},"params":{"x":"1"},"priority":"normal","retry_policy":{"backoff":"exponential","initial_interval":5,"jitter":false,"max_interval":60,"max_retries":2},"target_selector":{"allow_empty":false,"nodes":["n1","n2"],"type":"nodes"},"task_id":"b","timeout":60}');
 INSERT INTO task_specs VALUES(3,'{"callback_url":"","depends_on":[],"intent":"collect_metrics","metadata":{"ticket":"CHG-1"},"params":{"x":"1"},"priority":"normal","retry_policy":{"backoff":"exponential","initial_interval":5,"jitter":false,"max_interval":60,"max_retries":2},"target_selector":{"allow_empty":false,"nodes":["n3"],"type":"nodes"},"task_id":"c","timeout":60}');
 INSERT INTO task_specs VALUES(4,'{"callback_url":"","depends_on":[],"intent":"collect_metrics","metadata":{"ticket":"CHG-1"},"params":{"x":"1"},"priority":"normal","retry_policy":{"backoff":"exponential","initial_interval":5,"jitter":false,"max_interval":60,"max_retries":2},"target_selector":{"allow_empty":false,"nodes":["n2"],"type":"nodes"},"task_id":"d","timeout":60}');
+INSERT INTO task_specs VALUES(5,'{"callback_url":"","depends_on":["c"],"intent":"collect_metrics","metadata":{"ticket":"CHG-1"},"params":{"x":"1"},"priority":"normal","retry_policy":{"backoff":"exponential","initial_interval":5,"jitter":false,"max_interval":60,"max_retries":2},"target_selector":{"allow_empty":false,"nodes":["n1"],"type":"nodes"},"task_id":"f","timeout":60}');
 CREATE TABLE task_deps(
   task_ref INTEGER NOT NULL,
   dep_ref  INTEGER NOT NULL,
   PRIMARY KEY (task_ref, dep_ref)) WITHOUT ROWID;
 INSERT INTO task_deps VALUES(2,1);
+INSERT INTO task_deps VALUES(5,3);
 CREATE TABLE task_nodes(
   task_ref       INTEGER NOT NULL,
   node_ref       INTEGER NOT NULL,
@@ -81,6 +84,7 @@ INSERT INTO task_nodes VALUES(2,1,0,1,0,0,1764000000000000,1764000000000000,1,17
 INSERT INTO task_nodes VALUES(2,2,0,1,0,0,1764000000000000,1764000000000000,1,1764000002000000,'','',NULL,'');
 INSERT INTO task_nodes VALUES(3,3,0,1,0,0,1764000000000000,1764000000000000,1,1764000000000000,'','',NULL,'node_not_registered');
 INSERT INTO task_nodes VALUES(4,2,4,4,1,0,1764000000000000,1764000003000000,5,1764000003000000,'disk full','',NULL,'');
+INSERT INTO task_nodes VALUES(5,1,0,1,0,0,1764000000000000,1764000000000000,0,NULL,'','',NULL,'deps_pending [c]');
 CREATE TABLE history(
   task_ref    INTEGER NOT NULL,
   hist_id     INTEGER NOT NULL,
@@ -99,17 +103,18 @@ CREATE TABLE history(
   payload_ref INTEGER,
   PRIMARY KEY (task_ref, hist_id)) WITHOUT ROWID;
 INSERT INTO history VALUES(1,1,1,9,0,NULL,NULL,0,0,0,1,1764000000000000,'','',NULL);
-INSERT INTO history VALUES(1,6,1,2,0,NULL,NULL,1,0,1,2,1764000001000000,'','',NULL);
-INSERT INTO history VALUES(1,8,1,1,0,1,1,1,1,2,3,1764000002000000,'','',NULL);
-INSERT INTO history VALUES(1,9,1,1,0,2,3,1,2,3,4,1764000002000000,'','',2);
+INSERT INTO history VALUES(1,7,1,2,0,NULL,NULL,1,0,1,2,1764000001000000,'','',NULL);
+INSERT INTO history VALUES(1,9,1,1,0,1,1,1,1,2,3,1764000002000000,'','',NULL);
+INSERT INTO history VALUES(1,10,1,1,0,2,3,1,2,3,4,1764000002000000,'','',2);
 INSERT INTO history VALUES(2,2,1,9,0,NULL,NULL,0,0,0,1,1764000000000000,'deps_pending [a]','',NULL);
 INSERT INTO history VALUES(2,3,2,9,0,NULL,NULL,0,0,0,1,1764000000000000,'deps_pending [a]','',NULL);
 INSERT INTO history VALUES(3,4,3,9,0,NULL,NULL,0,0,0,1,1764000000000000,'node_not_registered','',NULL);
 INSERT INTO history VALUES(4,5,2,9,0,NULL,NULL,0,0,0,1,1764000000000000,'','',NULL);
-INSERT INTO history VALUES(4,7,2,2,0,NULL,NULL,1,0,1,2,1764000001000000,'','',NULL);
-INSERT INTO history VALUES(4,10,2,1,0,1,1,1,1,2,3,1764000003000000,'','',NULL);
-INSERT INTO history VALUES(4,11,2,1,0,2,4,1,2,4,4,1764000003000000,'','{"error":"disk full"}',NULL);
-INSERT INTO history VALUES(4,12,2,1,0,5,2,1,4,4,4,1764000003000000,'','{"pct":50}',NULL);
+INSERT INTO history VALUES(4,8,2,2,0,NULL,NULL,1,0,1,2,1764000001000000,'','',NULL);
+INSERT INTO history VALUES(4,11,2,1,0,1,1,1,1,2,3,1764000003000000,'','',NULL);
+INSERT INTO history VALUES(4,12,2,1,0,2,4,1,2,4,4,1764000003000000,'','{"error":"disk full"}',NULL);
+INSERT INTO history VALUES(4,13,2,1,0,5,2,1,4,4,4,1764000003000000,'','{"pct":50}',NULL);
+INSERT INTO history VALUES(5,6,1,9,0,NULL,NULL,0,0,0,1,1764000000000000,'deps_pending [c]','',NULL);
 CREATE TABLE payloads(
   payload_id INTEGER PRIMARY KEY,
   task_ref   INTEGER NOT NULL,
