@@ -44,28 +44,30 @@ CREATE TABLE IF NOT EXISTS seq_above(
   at       BIGINT NOT NULL,
   PRIMARY KEY (node_ref, seq));
 
--- What a task is; never updated after creation.
+-- What a task is; never updated after creation. The hot path only maps a
+-- task_id to its task_ref here (the task_id index covers it).
 CREATE TABLE IF NOT EXISTS tasks(
   task_ref    BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
   task_id     TEXT NOT NULL UNIQUE,
   intent      TEXT NOT NULL,
   spec        TEXT NOT NULL,
   priority    INTEGER NOT NULL,
-  timeout_us  BIGINT NOT NULL,
-  max_retries INTEGER NOT NULL,
-  node_count  INTEGER NOT NULL,
   created_at  BIGINT NOT NULL);
 CREATE INDEX IF NOT EXISTS tasks_by_intent ON tasks(intent, task_ref);
 CREATE INDEX IF NOT EXISTS tasks_by_created ON tasks(created_at);
 
--- Where a task is: the roll-up of its nodes' states. Kept apart from tasks
--- so the hot path rewrites a narrow row with few indexes, not the spec.
+-- Where a task is (the roll-up of its nodes' states) and what every event
+-- of it needs to know, in one narrow row: the hot path rewrites this, not
+-- the spec.
 CREATE TABLE IF NOT EXISTS task_status(
-  task_ref   BIGINT PRIMARY KEY,
-  status     INTEGER NOT NULL,
-  updated_at BIGINT NOT NULL,
-  settled_at BIGINT,
-  dependents INTEGER NOT NULL DEFAULT 0);  -- tasks depending on this one
+  task_ref    BIGINT PRIMARY KEY,
+  status      INTEGER NOT NULL,
+  updated_at  BIGINT NOT NULL,
+  settled_at  BIGINT,
+  timeout_us  BIGINT NOT NULL,
+  max_retries INTEGER NOT NULL,
+  node_count  INTEGER NOT NULL,
+  dependents  INTEGER NOT NULL DEFAULT 0);  -- tasks depending on this one
 CREATE INDEX IF NOT EXISTS task_status_by_status ON task_status(status, task_ref);
 CREATE INDEX IF NOT EXISTS task_status_settled ON task_status(settled_at)
   WHERE settled_at IS NOT NULL;

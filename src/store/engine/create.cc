@@ -15,23 +15,28 @@ constexpr sql::Column kIdCols[] = {{"task_id", sql::Type::kText}};
 constexpr sql::Statement kFindTasks{
     "SELECT t.task_id, t.spec FROM tasks t, @rows WHERE t.task_id = u.task_id", kIdCols};
 
-constexpr sql::Column kTaskCols[] = {
-    {"task_id", sql::Type::kText},   {"intent", sql::Type::kText},
-    {"spec", sql::Type::kText},      {"priority", sql::Type::kInt},
-    {"timeout_us", sql::Type::kInt}, {"max_retries", sql::Type::kInt},
-    {"node_count", sql::Type::kInt}};
+constexpr sql::Column kTaskCols[] = {{"task_id", sql::Type::kText},
+                                     {"intent", sql::Type::kText},
+                                     {"spec", sql::Type::kText},
+                                     {"priority", sql::Type::kInt}};
 // A concurrent store creating the same task_id makes this fail with a unique
-// violation: the writer runs the batch again and then finds the task.
+// violation: the writer runs the batch again and then finds the task. (Refs
+// are read back by kFindRefs: SQLite's RETURNING costs more than a lookup.)
 constexpr sql::Statement kInsertTasks{
-    "INSERT INTO tasks(task_id, intent, spec, priority, timeout_us, max_retries, node_count, "
-    "created_at) SELECT u.task_id, u.intent, u.spec, u.priority, u.timeout_us, u.max_retries, "
-    "u.node_count, $1 FROM @rows RETURNING task_id, task_ref",
+    "INSERT INTO tasks(task_id, intent, spec, priority, created_at) "
+    "SELECT u.task_id, u.intent, u.spec, u.priority, $1 FROM @rows",
     kTaskCols};
+constexpr sql::Statement kFindRefs{
+    "SELECT t.task_id, t.task_ref FROM tasks t, @rows WHERE t.task_id = u.task_id", kIdCols};
 
-constexpr sql::Column kRefCols[] = {{"task_ref", sql::Type::kInt}};
+constexpr sql::Column kStatusCols[] = {{"task_ref", sql::Type::kInt},
+                                       {"timeout_us", sql::Type::kInt},
+                                       {"max_retries", sql::Type::kInt},
+                                       {"node_count", sql::Type::kInt}};
 constexpr sql::Statement kInsertStatus{
-    "INSERT INTO task_status(task_ref, status, updated_at) SELECT u.task_ref, $1, $2 FROM @rows",
-    kRefCols};
+    "INSERT INTO task_status(task_ref, status, updated_at, timeout_us, max_retries, node_count) "
+    "SELECT u.task_ref, $1, $2, u.timeout_us, u.max_retries, u.node_count FROM @rows",
+    kStatusCols};
 
 // Locked: a dependency settling in another store waits for this create (or
 // this create for it), so the new rows see its final status, and it sees
@@ -99,24 +104,24 @@ struct Fresh {
 Result<std::map<std::string, int64_t>> InsertTaskRows(
     WriteTxn& txn, const std::vector<Fresh>& fresh,
     const std::map<std::string, std::string>& canonical) {
-  sql::RowSet rows(kInsertTasks);
+  sql::RowSet tasks(kInsertTasks), ids(kFindRefs);
   for (const Fresh& f : fresh) {
     const TaskSpec& s = f.task->spec;
-    rows.Add(s.task_id, s.intent, canonical.at(s.task_id), s.priority,
-             std::chrono::duration_cast<Duration>(s.timeout).count(), s.retry_policy.max_retries,
-             f.nodes.size());
+    tasks.Add(s.task_id, s.intent, canonical.at(s.task_id), s.priority);
+    ids.Add(s.task_id);
   }
-  sql::Params at(txn.now_us());
-  Result<sql::Rows> r = txn.Query(kInsertTasks, at, &rows);
+  txn.Exec(kInsertTasks, sql::Params(txn.now_us()), &tasks);
+  Result<sql::Rows> r = txn.Query(kFindRefs, {}, &ids);
   if (!r.ok()) return r.status();
   std::map<std::string, int64_t> refs;
+  for (size_t i = 0; i < r->size(); ++i) refs[r->TakeText(i, 0)] = r->Int(i, 1);
   sql::RowSet status(kInsertStatus);
-  for (size_t i = 0; i < r->size(); ++i) {
-    refs[r->Text(i, 0)] = r->Int(i, 1);
-    status.Add(r->Int(i, 1));
+  for (const Fresh& f : fresh) {
+    const TaskSpec& s = f.task->spec;
+    status.Add(refs.at(s.task_id), std::chrono::duration_cast<Duration>(s.timeout).count(),
+               s.retry_policy.max_retries, f.nodes.size());
   }
-  sql::Params st(TaskState::kPending, txn.now_us());
-  txn.Exec(kInsertStatus, st, &status);
+  txn.Exec(kInsertStatus, sql::Params(TaskState::kPending, txn.now_us()), &status);
   return refs;
 }
 
@@ -132,7 +137,7 @@ Result<std::map<std::string, DepFacts>> LoadDeps(WriteTxn& txn, const std::vecto
   Result<sql::Rows> r = txn.Query(kDepFacts, {}, &ids);
   if (!r.ok()) return r.status();
   for (size_t i = 0; i < r->size(); ++i) {
-    deps[r->Text(i, 0)] = {r->Int(i, 1), static_cast<TaskState>(r->Int(i, 2)), r->Bool(i, 3)};
+    deps[r->TakeText(i, 0)] = {r->Int(i, 1), static_cast<TaskState>(r->Int(i, 2)), r->Bool(i, 3)};
   }
   return deps;
 }
@@ -155,7 +160,8 @@ Result<std::vector<CreatedTask>> InsertTasks(WriteTxn& txn, const std::vector<Ne
   Result<sql::Rows> found = txn.Query(kFindTasks, {}, &ids);
   if (!found.ok()) return found.status();
   std::map<std::string, std::string> existing;  // task_id -> stored canonical spec
-  for (size_t i = 0; i < found->size(); ++i) existing[found->Text(i, 0)] = found->Text(i, 1);
+  for (size_t i = 0; i < found->size(); ++i)
+    existing[found->TakeText(i, 0)] = found->TakeText(i, 1);
 
   std::vector<CreatedTask> out;
   std::vector<Fresh> fresh;

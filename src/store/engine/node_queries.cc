@@ -23,7 +23,7 @@ constexpr sql::Statement kLetter{
     "WHERE letter_id = $1"};
 
 template <typename T>
-T ParseJsonOr(const std::string& text, T fallback) {
+T ParseJsonOr(std::string_view text, T fallback) {
   nlohmann::json j = nlohmann::json::parse(text, nullptr, false);
   if (j.is_discarded()) return fallback;
   try {

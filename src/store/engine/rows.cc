@@ -68,7 +68,7 @@ constexpr sql::Statement kTaskStates{
 // latest. The task's roll-up row is locked with its node rows.
 const sql::Statement kLoadRows{
     "SELECT u.task_id, tn.task_ref, tn.node_ref, tn.state, tn.version, tn.attempt, tn.retries, "
-    "t.timeout_us, t.max_retries, t.node_count, tn.updated_at, tn.due_kind, tn.due_at, "
+    "ts.timeout_us, ts.max_retries, ts.node_count, tn.updated_at, tn.due_kind, tn.due_at, "
     "ts.status, ts.settled_at IS NOT NULL, ts.dependents "
     "FROM tasks t JOIN task_nodes tn ON tn.task_ref = t.task_ref "
     "JOIN task_status ts ON ts.task_ref = t.task_ref, @rows "
@@ -99,7 +99,7 @@ Loaded ReadLoaded(const sql::Rows& r) {
     row.due_at = r.OptInt(i, 12);
     out.tasks[row.task_ref] = {static_cast<TaskState>(r.Int(i, 13)), r.Bool(i, 14), row.max_retries,
                                static_cast<int>(r.Int(i, 9)), static_cast<int>(r.Int(i, 15))};
-    out.rows.emplace(RowKey(r.Text(i, 0), row.node_ref), std::move(row));
+    out.rows.emplace(RowKey(r.TakeText(i, 0), row.node_ref), std::move(row));
   }
   return out;
 }
@@ -144,7 +144,9 @@ Status ChangeRow(WriteTxn& txn, Row& row, const RowChange& c) {
   return Status::Ok();
 }
 
-WriteSet::WriteSet() : history_(kInsertHistory), alerts_(kInsertAlerts) {}
+WriteSet::WriteSet(size_t expected_history) : history_(kInsertHistory), alerts_(kInsertAlerts) {
+  history_.Reserve(expected_history);
+}
 
 Status WriteSet::AddHistory(WriteTxn& txn, const HistoryEntry& e) {
   std::optional<int64_t> payload_ref;
@@ -175,6 +177,7 @@ void WriteSet::FlushLog(WriteTxn& txn) {
 
 Result<TaskStates> WriteSet::Flush(WriteTxn& txn, RowMap& rows, const TaskMap& tasks) {
   sql::RowSet updates(kUpdateRows);
+  updates.Reserve(rows.size());
   int64_t dirty = 0;
   for (auto& [key, row] : rows) {
     if (!row.dirty) continue;

@@ -118,7 +118,8 @@ using TaskStates = std::map<int64_t, std::map<int64_t, std::pair<TaskState, int>
 // History and alert rows collected during an op, and the tasks it touched.
 class WriteSet {
  public:
-  WriteSet();
+  // `expected_history`: history rows likely to be added (a capacity hint).
+  explicit WriteSet(size_t expected_history = 0);
   Status AddHistory(WriteTxn& txn, const HistoryEntry& e);
   void AddAlert(WriteTxn& txn, const AlertEntry& a);
   void Touch(int64_t task_ref) { touched_.insert(task_ref); }

@@ -36,28 +36,30 @@ CREATE TABLE IF NOT EXISTS seq_above(
   at       BIGINT NOT NULL,
   PRIMARY KEY (node_ref, seq)) @clustered;
 
--- What a task is; never updated after creation.
+-- What a task is; never updated after creation. The hot path only maps a
+-- task_id to its task_ref here (the task_id index covers it).
 CREATE TABLE IF NOT EXISTS tasks(
   task_ref    @id,
   task_id     TEXT NOT NULL UNIQUE,
   intent      TEXT NOT NULL,
   spec        TEXT NOT NULL,
   priority    INTEGER NOT NULL,
-  timeout_us  BIGINT NOT NULL,
-  max_retries INTEGER NOT NULL,
-  node_count  INTEGER NOT NULL,
   created_at  BIGINT NOT NULL);
 CREATE INDEX IF NOT EXISTS tasks_by_intent ON tasks(intent, task_ref);
 CREATE INDEX IF NOT EXISTS tasks_by_created ON tasks(created_at);
 
--- Where a task is: the roll-up of its nodes' states. Kept apart from tasks
--- so the hot path rewrites a narrow row with few indexes, not the spec.
+-- Where a task is (the roll-up of its nodes' states) and what every event
+-- of it needs to know, in one narrow row: the hot path rewrites this, not
+-- the spec.
 CREATE TABLE IF NOT EXISTS task_status(
-  task_ref   @pk,
-  status     INTEGER NOT NULL,
-  updated_at BIGINT NOT NULL,
-  settled_at BIGINT,
-  dependents INTEGER NOT NULL DEFAULT 0);  -- tasks depending on this one
+  task_ref    @pk,
+  status      INTEGER NOT NULL,
+  updated_at  BIGINT NOT NULL,
+  settled_at  BIGINT,
+  timeout_us  BIGINT NOT NULL,
+  max_retries INTEGER NOT NULL,
+  node_count  INTEGER NOT NULL,
+  dependents  INTEGER NOT NULL DEFAULT 0);  -- tasks depending on this one
 CREATE INDEX IF NOT EXISTS task_status_by_status ON task_status(status, task_ref);
 CREATE INDEX IF NOT EXISTS task_status_settled ON task_status(settled_at)
   WHERE settled_at IS NOT NULL;
@@ -147,14 +149,18 @@ INSERT INTO sequences(name, value) VALUES ('hist_ids', 0) ON CONFLICT DO NOTHING
 // Frozen: schema 1 had a layout per dialect, so this step has one too.
 constexpr std::string_view kToV2 = R"sql(
 /*@pg
-ALTER TABLE tasks ADD COLUMN IF NOT EXISTS node_count INTEGER NOT NULL DEFAULT 0;
-UPDATE tasks SET node_count = (SELECT count(*) FROM task_nodes n WHERE n.task_ref = tasks.task_ref);
+ALTER TABLE task_status ADD COLUMN timeout_us BIGINT NOT NULL DEFAULT 0,
+  ADD COLUMN max_retries INTEGER NOT NULL DEFAULT 0,
+  ADD COLUMN node_count INTEGER NOT NULL DEFAULT 0,
+  ADD COLUMN dependents INTEGER NOT NULL DEFAULT 0;
+UPDATE task_status s SET timeout_us = t.timeout_us, max_retries = t.max_retries,
+  node_count = (SELECT count(*) FROM task_nodes n WHERE n.task_ref = s.task_ref),
+  dependents = (SELECT count(*) FROM task_deps d WHERE d.dep_ref = s.task_ref)
+  FROM tasks t WHERE t.task_ref = s.task_ref;
+ALTER TABLE tasks DROP COLUMN timeout_us, DROP COLUMN max_retries;
 ALTER TABLE history ALTER COLUMN hist_id DROP IDENTITY IF EXISTS;
 CREATE SEQUENCE IF NOT EXISTS hist_ids;
 SELECT setval('hist_ids', (SELECT COALESCE(max(hist_id), 0) + 1 FROM history), false);
-ALTER TABLE task_status ADD COLUMN IF NOT EXISTS dependents INTEGER NOT NULL DEFAULT 0;
-UPDATE task_status SET dependents = (SELECT count(*) FROM task_deps d
-  WHERE d.dep_ref = task_status.task_ref);
 */
 /*@sqlite
 DROP INDEX tasks_by_status;
@@ -168,21 +174,22 @@ CREATE TABLE tasks(
   intent      TEXT NOT NULL,
   spec        TEXT NOT NULL,
   priority    INTEGER NOT NULL,
-  timeout_us  BIGINT NOT NULL,
-  max_retries INTEGER NOT NULL,
-  node_count  INTEGER NOT NULL,
   created_at  BIGINT NOT NULL);
-INSERT INTO tasks SELECT t.task_ref, t.task_id, t.intent, s.spec, t.priority, t.timeout_us,
-  t.max_retries, t.node_count, t.created_at FROM tasks_v1 t JOIN task_specs s USING (task_ref);
+INSERT INTO tasks SELECT t.task_ref, t.task_id, t.intent, s.spec, t.priority, t.created_at
+  FROM tasks_v1 t JOIN task_specs s USING (task_ref);
 CREATE INDEX tasks_by_intent ON tasks(intent, task_ref);
 CREATE INDEX tasks_by_created ON tasks(created_at);
 CREATE TABLE task_status(
-  task_ref   INTEGER PRIMARY KEY,
-  status     INTEGER NOT NULL,
-  updated_at BIGINT NOT NULL,
-  settled_at BIGINT,
-  dependents INTEGER NOT NULL DEFAULT 0);
-INSERT INTO task_status SELECT task_ref, status, updated_at, settled_at,
+  task_ref    INTEGER PRIMARY KEY,
+  status      INTEGER NOT NULL,
+  updated_at  BIGINT NOT NULL,
+  settled_at  BIGINT,
+  timeout_us  BIGINT NOT NULL,
+  max_retries INTEGER NOT NULL,
+  node_count  INTEGER NOT NULL,
+  dependents  INTEGER NOT NULL DEFAULT 0);
+INSERT INTO task_status SELECT task_ref, status, updated_at, settled_at, timeout_us,
+  max_retries, node_count,
   (SELECT count(*) FROM task_deps d WHERE d.dep_ref = tasks_v1.task_ref) FROM tasks_v1;
 CREATE INDEX task_status_by_status ON task_status(status, task_ref);
 CREATE INDEX task_status_settled ON task_status(settled_at) WHERE settled_at IS NOT NULL;

@@ -58,12 +58,14 @@ struct Statement {
   std::span<const Column> columns = {};  // of @rows, if the text has it
 };
 
-// One bound value.
+// One bound value. Text lives in its ValueList's buffer (one allocation
+// for all the text of a statement, not one per value).
 struct Value {
   Type type = Type::kInt;
   bool null = true;
-  int64_t i = 0;  // kInt, kBool (0 / 1)
-  std::string s;  // kText
+  int64_t i = 0;     // kInt, kBool (0 / 1)
+  uint32_t off = 0;  // kText: where in the list's text
+  uint32_t len = 0;
 };
 
 // Appends typed values; shared by Params (scalars) and RowSet (cells).
@@ -76,9 +78,13 @@ class ValueList {
     (Put(v), ...);
     return *this;
   }
-  ValueList& Null(Type t) { return Push({t, true, 0, {}}); }
+  ValueList& Null(Type t) { return Push({t, true, 0, 0, 0}); }
 
   const std::vector<Value>& values() const { return values_; }
+  // A kText value's characters (valid until the list changes).
+  std::string_view text(const Value& v) const {
+    return std::string_view(text_).substr(v.off, v.len);
+  }
 
  protected:
   template <typename T>
@@ -90,11 +96,14 @@ class ValueList {
   template <typename T>
   void Put(const T& v) {
     if constexpr (std::is_same_v<T, bool>) {
-      Push({Type::kBool, false, v ? 1 : 0, {}});
+      Push({Type::kBool, false, v ? 1 : 0, 0, 0});
     } else if constexpr (std::is_integral_v<T> || std::is_enum_v<T>) {
-      Push({Type::kInt, false, static_cast<int64_t>(v), {}});
+      Push({Type::kInt, false, static_cast<int64_t>(v), 0, 0});
     } else {
-      Push({Type::kText, false, 0, std::string(std::string_view(v))});
+      std::string_view s(v);
+      Push({Type::kText, false, 0, static_cast<uint32_t>(text_.size()),
+            static_cast<uint32_t>(s.size())});
+      text_.append(s);
     }
   }
   template <typename T>
@@ -106,10 +115,11 @@ class ValueList {
     }
   }
   ValueList& Push(Value v) {
-    values_.push_back(std::move(v));
+    values_.push_back(v);
     return *this;
   }
   std::vector<Value> values_;
+  std::string text_;
 };
 
 // The scalar parameters $1..$n of one execution, in order.
@@ -130,6 +140,7 @@ class RowSet : public ValueList {
   std::span<const Column> columns() const { return columns_; }
   size_t size() const { return columns_.empty() ? 0 : values_.size() / columns_.size(); }
   bool empty() const { return values_.empty(); }
+  void Reserve(size_t rows) { values_.reserve(rows * columns_.size()); }
   // Cell (row, col).
   const Value& at(size_t row, size_t col) const { return values_[row * columns_.size() + col]; }
 
@@ -151,25 +162,36 @@ class Rows {
   std::optional<int64_t> OptInt(size_t row, int col) const {
     return IsNull(row, col) ? std::nullopt : std::optional<int64_t>(Int(row, col));
   }
-  const std::string& Text(size_t row, int col) const { return cell(row, col).s; }
-  std::string TakeText(size_t row, int col) { return std::move(cells_[idx(row, col)].s); }
+  // Valid until the Rows change.
+  std::string_view Text(size_t row, int col) const {
+    const Cell& c = cell(row, col);
+    return std::string_view(text_).substr(c.off, c.len);
+  }
+  std::string TakeText(size_t row, int col) const { return std::string(Text(row, col)); }
 
   // Drivers: append a row's cells in column order.
-  struct Cell {
-    bool null = true;
-    int64_t i = 0;
-    std::string s;
-  };
-  void Append(Cell c) { cells_.push_back(std::move(c)); }
+  void AppendNull() { cells_.push_back(Cell{}); }
+  void AppendInt(int64_t v) { cells_.push_back(Cell{v, 0, 0, false}); }
+  void AppendText(const char* p, size_t n) {
+    cells_.push_back(Cell{0, static_cast<uint32_t>(text_.size()), static_cast<uint32_t>(n), false});
+    text_.append(p, n);
+  }
   void Reserve(size_t rows) { cells_.reserve(rows * columns_); }
   int columns() const { return columns_; }
   void set_columns(int n) { columns_ = n; }
 
  private:
+  struct Cell {
+    int64_t i = 0;
+    uint32_t off = 0;  // text: where in text_
+    uint32_t len = 0;
+    bool null = true;
+  };
   size_t idx(size_t row, int col) const { return row * columns_ + col; }
   const Cell& cell(size_t row, int col) const { return cells_[idx(row, col)]; }
   int columns_;
   std::vector<Cell> cells_;
+  std::string text_;
 };
 
 enum class Access {

@@ -135,7 +135,7 @@ Result<std::vector<EventOutcome>> ApplyTransitions(WriteTxn& txn,
   }
   Result<Loaded> loaded = LoadRows(txn, keys);
   if (!loaded.ok()) return loaded.status();
-  WriteSet ws;
+  WriteSet ws(reqs.size());
   TransitionApplier applier(txn, *refs, loaded->rows, ws);
   std::vector<EventOutcome> out;
   out.reserve(reqs.size());

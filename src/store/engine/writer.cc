@@ -243,8 +243,8 @@ Result<NodeFacts> WriteTxn::FindNodes(const std::vector<std::string>& node_ids,
   if (!r.ok()) return r.status();
   for (size_t i = 0; i < r->size(); ++i) {
     NodeFact f{r->Int(i, 1), r->Bool(i, 2)};
-    found[r->Text(i, 0)] = f;
-    fresh_[r->Text(i, 0)] = f;
+    found[r->TakeText(i, 0)] = f;
+    fresh_[r->TakeText(i, 0)] = f;
   }
   return found;
 }

@@ -69,21 +69,22 @@ sql::Rows ToRows(const PGresult* r) {
   for (int c = 0; c < cols; ++c) types[c] = PQftype(r, c);
   for (int i = 0; i < n; ++i) {
     for (int c = 0; c < cols; ++c) {
-      sql::Rows::Cell cell;
-      if (!PQgetisnull(r, i, c)) {
-        cell.null = false;
-        const char* v = PQgetvalue(r, i, c);
-        const int len = PQgetlength(r, i, c);
-        Oid t = types[c];
-        if (t == kInt8 || t == kInt4 || t == kInt2 || t == kOid) {
-          std::from_chars(v, v + len, cell.i);
-        } else if (t == kBool) {
-          cell.i = v[0] == 't' ? 1 : 0;
-        } else {
-          cell.s.assign(v, static_cast<size_t>(len));
-        }
+      if (PQgetisnull(r, i, c)) {
+        rows.AppendNull();
+        continue;
       }
-      rows.Append(std::move(cell));
+      const char* v = PQgetvalue(r, i, c);
+      const int len = PQgetlength(r, i, c);
+      Oid t = types[c];
+      if (t == kInt8 || t == kInt4 || t == kInt2 || t == kOid) {
+        int64_t n = 0;
+        std::from_chars(v, v + len, n);
+        rows.AppendInt(n);
+      } else if (t == kBool) {
+        rows.AppendInt(v[0] == 't' ? 1 : 0);
+      } else {
+        rows.AppendText(v, static_cast<size_t>(len));
+      }
     }
   }
   return rows;
@@ -169,7 +170,7 @@ Status PgConn::Send(const sql::Statement& stmt, const sql::Params& params, const
     if (v.null) {
       text.emplace_back();
     } else if (v.type == sql::Type::kText) {
-      text.push_back(CleanText(v.s));
+      text.push_back(CleanText(params.text(v)));
     } else if (v.type == sql::Type::kBool) {
       text.emplace_back(v.i ? "t" : "f");
     } else {

@@ -80,7 +80,7 @@ std::string ArrayLiteral(const sql::RowSet& rows, size_t col) {
     } else if (v.type == sql::Type::kBool) {
       out += v.i ? 't' : 'f';
     } else {
-      std::string cleaned = CleanText(v.s);
+      std::string cleaned = CleanText(rows.text(v));
       out += '"';
       for (char c : cleaned) {
         if (c == '"' || c == '\\') out += '\\';

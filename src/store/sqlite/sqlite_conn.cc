@@ -1,5 +1,7 @@
 #include "store/sqlite/sqlite_conn.h"
 
+#include <cctype>
+
 #include "store/engine/sql_text.h"
 
 namespace apollo::store::sqlite {
@@ -43,22 +45,65 @@ Result<sqlite3*> OpenHandle(const std::string& path, bool create) {
 
 namespace {
 
+bool StartsWithWord(std::string_view s, std::string_view word) {
+  size_t i = s.find_first_not_of(" \t\n");
+  if (i == std::string_view::npos || s.size() - i < word.size()) return false;
+  for (size_t k = 0; k < word.size(); ++k) {
+    if (std::toupper(static_cast<unsigned char>(s[i + k])) != word[k]) return false;
+  }
+  return true;
+}
+
+// A row's INSERT ... SELECT <list> FROM @rows [WHERE true] becomes
+// INSERT ... VALUES (<list>): SQLite opens a statement journal (a copy of
+// every page the statement changes) for an INSERT ... SELECT, which may
+// write many rows, but not for a one-row VALUES. `text` has \x01 where
+// "FROM @rows" stood.
+std::string InsertValues(std::string text) {
+  size_t mark = text.find('\x01');
+  std::string before = text.substr(0, mark);
+  std::string after = text.substr(mark + 1);
+  size_t select = std::string::npos;
+  for (size_t at = before.size(); at-- > 0;) {
+    if ((at == 0 || std::isspace(static_cast<unsigned char>(before[at - 1]))) &&
+        StartsWithWord(std::string_view(before).substr(at), "SELECT")) {
+      select = at;
+      break;
+    }
+  }
+  if (select == std::string::npos) return before + after;
+  before.replace(select, 6, "VALUES (");
+  while (!before.empty() && std::isspace(static_cast<unsigned char>(before.back()))) {
+    before.pop_back();
+  }
+  if (StartsWithWord(after, "WHERE TRUE")) {
+    size_t where = after.find_first_not_of(" \t\n");
+    after = after.substr(after.find_first_not_of(" \t\n", where + 5) + 4);
+  }
+  return before + ")" + after;
+}
+
 // The statement in SQLite's words: $n -> ?n, u.<column> -> the parameter
 // after the scalars, the clause naming @rows dropped (run once per row).
 std::string Render(const sql::Template& t) {
-  return sql::Render(t, {[](int n) { return "?" + std::to_string(n); },
-                         [&t](const sql::Template::Piece& p) {
-                           return "?" + std::to_string(t.params + p.index + 1);
-                         },
-                         [](const sql::Template::Piece&) { return std::string(); }});
+  const bool insert = !t.pieces.empty() && StartsWithWord(t.pieces.front().text, "INSERT");
+  std::string text = sql::Render(
+      t,
+      {[](int n) { return "?" + std::to_string(n); },
+       [&t](const sql::Template::Piece& p) { return "?" + std::to_string(t.params + p.index + 1); },
+       [insert](const sql::Template::Piece& p) {
+         return insert && p.text == "FROM" ? std::string("\x01") : std::string();
+       }});
+  return text.find('\x01') == std::string::npos ? text : InsertValues(std::move(text));
 }
 
-void Bind(sqlite3_stmt* s, int i, const sql::Value& v) {
+void Bind(sqlite3_stmt* s, int i, const sql::ValueList& list, const sql::Value& v) {
   if (v.null) {
     sqlite3_bind_null(s, i);
   } else if (v.type == sql::Type::kText) {
     // The value outlives the step (the caller's Params / RowSet).
-    sqlite3_bind_text(s, i, v.s.data(), static_cast<int>(v.s.size()), SQLITE_STATIC);
+    std::string_view t = list.text(v);
+    sqlite3_bind_text(s, i, t.empty() ? "" : t.data(), static_cast<int>(t.size()), SQLITE_STATIC);
   } else {
     sqlite3_bind_int64(s, i, v.i);
   }
@@ -84,6 +129,8 @@ SqliteConn::~SqliteConn() {
   }
   for (auto& [key, p] : cache_) sqlite3_finalize(p.stmt);
   for (auto& [key, s] : simple_) sqlite3_finalize(s);
+  sqlite3_finalize(seq_read_);
+  sqlite3_finalize(seq_write_);
   sqlite3_close(db_);
 }
 
@@ -114,26 +161,22 @@ Status SqliteConn::Step(Prepared& p, sql::Rows* out, int64_t& changed) {
     int n = sqlite3_column_count(p.stmt);
     if (out->columns() != n) out->set_columns(n);
     for (int c = 0; c < n; ++c) {
-      sql::Rows::Cell cell;
       switch (sqlite3_column_type(p.stmt, c)) {
         case SQLITE_NULL:
+          out->AppendNull();
           break;
         case SQLITE_INTEGER:
-          cell.null = false;
-          cell.i = sqlite3_column_int64(p.stmt, c);
+          out->AppendInt(sqlite3_column_int64(p.stmt, c));
           break;
         case SQLITE_FLOAT:
-          cell.null = false;
-          cell.i = static_cast<int64_t>(sqlite3_column_double(p.stmt, c));
+          out->AppendInt(static_cast<int64_t>(sqlite3_column_double(p.stmt, c)));
           break;
         default: {
-          cell.null = false;
           const auto* b = static_cast<const char*>(sqlite3_column_blob(p.stmt, c));
-          cell.s.assign(b ? b : "", static_cast<size_t>(sqlite3_column_bytes(p.stmt, c)));
+          out->AppendText(b ? b : "", static_cast<size_t>(sqlite3_column_bytes(p.stmt, c)));
           break;
         }
       }
-      out->Append(std::move(cell));
     }
   }
   if (!sqlite3_stmt_readonly(p.stmt)) changed += sqlite3_changes64(db_);
@@ -148,7 +191,7 @@ Result<int64_t> SqliteConn::Run(Prepared& p, const sql::Params& params, const sq
     return Status::Internal(std::string("parameters do not fit the statement: ") +
                             sqlite3_sql(p.stmt));
   }
-  for (int i = 0; i < p.params; ++i) Bind(p.stmt, i + 1, params.values()[i]);
+  for (int i = 0; i < p.params; ++i) Bind(p.stmt, i + 1, params, params.values()[i]);
   int64_t changed = 0;
   if (!rows) {
     APOLLO_RETURN_IF_ERROR(Step(p, out, changed));
@@ -157,7 +200,7 @@ Result<int64_t> SqliteConn::Run(Prepared& p, const sql::Params& params, const sq
   const size_t cols = rows->columns().size();
   for (size_t r = 0; r < rows->size(); ++r) {
     for (size_t c = 0; c < cols; ++c) {
-      Bind(p.stmt, p.params + static_cast<int>(c) + 1, rows->at(r, c));
+      Bind(p.stmt, p.params + static_cast<int>(c) + 1, *rows, rows->at(r, c));
     }
     APOLLO_RETURN_IF_ERROR(Step(p, out, changed));
   }
@@ -169,7 +212,10 @@ void SqliteConn::Exec(const sql::Statement& stmt, const sql::Params& params,
   Result<Prepared*> p = Prepare(stmt);
   Result<int64_t> n = p.status();
   if (p.ok()) {
-    if (out) *out = sql::Rows((*p)->stmt ? sqlite3_column_count((*p)->stmt) : 0);
+    if (out) {
+      *out = sql::Rows((*p)->stmt ? sqlite3_column_count((*p)->stmt) : 0);
+      out->Reserve(rows ? rows->size() : 1);  // most statements here: a row per key
+    }
     n = Run(**p, params, rows, out);
   }
   if (!n.ok()) {
@@ -241,22 +287,25 @@ void SqliteConn::Idle() {
 
 // ------------------------------------------------------------ sequences --
 
-Result<int64_t> SqliteConn::NextVal(const std::string& name) {
-  auto it = seqs_.find(name);
-  if (it == seqs_.end()) {
-    sqlite3_stmt* s = nullptr;
-    int rc =
-        sqlite3_prepare_v2(db_, "SELECT value FROM sequences WHERE name = ?1", -1, &s, nullptr);
-    if (rc != SQLITE_OK) return SqliteError(db_, rc, "nextval");
-    sqlite3_bind_text(s, 1, name.data(), static_cast<int>(name.size()), SQLITE_STATIC);
-    rc = sqlite3_step(s);
-    int64_t value = rc == SQLITE_ROW ? sqlite3_column_int64(s, 0) : 0;
-    sqlite3_finalize(s);
-    if (rc != SQLITE_ROW) return Status::Internal("nextval: no sequence " + name);
-    it = seqs_.emplace(name, Seq{value, false}).first;
+Result<int64_t> SqliteConn::NextVal(const char* name) {
+  for (Seq& s : seqs_) {
+    if (s.name == name) {
+      s.dirty = true;
+      return ++s.value;
+    }
   }
-  it->second.dirty = true;
-  return ++it->second.value;
+  if (!seq_read_) {
+    int rc = sqlite3_prepare_v3(db_, "SELECT value FROM sequences WHERE name = ?1", -1,
+                                SQLITE_PREPARE_PERSISTENT, &seq_read_, nullptr);
+    if (rc != SQLITE_OK) return SqliteError(db_, rc, "nextval");
+  }
+  sqlite3_bind_text(seq_read_, 1, name, -1, SQLITE_STATIC);
+  int rc = sqlite3_step(seq_read_);
+  int64_t value = rc == SQLITE_ROW ? sqlite3_column_int64(seq_read_, 0) : 0;
+  sqlite3_reset(seq_read_);
+  if (rc != SQLITE_ROW) return Status::Internal(std::string("nextval: no sequence ") + name);
+  seqs_.push_back(Seq{name, value + 1, true});
+  return value + 1;
 }
 
 void SqliteConn::NextValFn(sqlite3_context* ctx, int argc, sqlite3_value** argv) {
@@ -275,18 +324,19 @@ void SqliteConn::NextValFn(sqlite3_context* ctx, int argc, sqlite3_value** argv)
 }
 
 Status SqliteConn::SaveSequences() {
-  for (auto& [name, seq] : seqs_) {
+  for (Seq& seq : seqs_) {
     if (!seq.dirty) continue;
-    sqlite3_stmt* s = nullptr;
-    int rc =
-        sqlite3_prepare_v2(db_, "UPDATE sequences SET value = ?2 WHERE name = ?1", -1, &s, nullptr);
-    if (rc == SQLITE_OK) {
-      sqlite3_bind_text(s, 1, name.data(), static_cast<int>(name.size()), SQLITE_STATIC);
-      sqlite3_bind_int64(s, 2, seq.value);
-      rc = sqlite3_step(s);
+    if (!seq_write_) {
+      int rc = sqlite3_prepare_v3(db_, "UPDATE sequences SET value = ?2 WHERE name = ?1", -1,
+                                  SQLITE_PREPARE_PERSISTENT, &seq_write_, nullptr);
+      if (rc != SQLITE_OK) return SqliteError(db_, rc, "saving sequences");
     }
-    sqlite3_finalize(s);
-    if (rc != SQLITE_DONE) return SqliteError(db_, rc, "saving sequence " + name);
+    sqlite3_bind_text(seq_write_, 1, seq.name.data(), static_cast<int>(seq.name.size()),
+                      SQLITE_STATIC);
+    sqlite3_bind_int64(seq_write_, 2, seq.value);
+    int rc = sqlite3_step(seq_write_);
+    sqlite3_reset(seq_write_);
+    if (rc != SQLITE_DONE) return SqliteError(db_, rc, "saving sequence " + seq.name);
     seq.dirty = false;
   }
   return Status::Ok();

@@ -12,6 +12,7 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <vector>
 
 #include "store/engine/sql.h"
 #include "store/sqlite/checkpointer.h"
@@ -56,7 +57,7 @@ class SqliteConn final : public sql::Conn {
                       sql::Rows* out);
   Status Step(Prepared& p, sql::Rows* out, int64_t& changed);
   Status Simple(const char* sql);  // BEGIN, COMMIT, ... through the cache
-  Result<int64_t> NextVal(const std::string& name);
+  Result<int64_t> NextVal(const char* name);
   Status SaveSequences();
   static void NextValFn(sqlite3_context* ctx, int argc, sqlite3_value** argv);
 
@@ -66,12 +67,16 @@ class SqliteConn final : public sql::Conn {
   std::unordered_map<std::string, sqlite3_stmt*> simple_;  // BEGIN, COMMIT, ...
   Status sticky_;                                          // first failed Exec since the last Flush
 
-  // nextval(): this transaction's view of the sequences table.
+  // nextval(): this transaction's view of the sequences table (a handful,
+  // looked up by name on every call: a vector, no allocation).
   struct Seq {
+    std::string name;
     int64_t value = 0;
     bool dirty = false;
   };
-  std::map<std::string, Seq> seqs_;  // cleared at Begin(kWrite)
+  std::vector<Seq> seqs_;             // cleared at Begin(kWrite)
+  sqlite3_stmt* seq_read_ = nullptr;  // prepared on first use
+  sqlite3_stmt* seq_write_ = nullptr;
 };
 
 }  // namespace apollo::store::sqlite
