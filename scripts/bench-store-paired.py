@@ -3,7 +3,8 @@
 
 On a shared 2-core machine two runs minutes apart do not compare; this runs
 binary A and binary B back to back on each case (order alternating each
-round), each on a fresh store, and prints the median ratio B/A per case.
+round), each on a fresh store, and prints the median ratio B/A per case
+(events/s; and A/B of CPU per event, so above 1 is better for B in both).
 
   scripts/bench-store-paired.py --a OLD/store_bench --b NEW/store_bench \
       [--rounds 3] [--events 50000] [--cases 1:1,100:1,1000:1,1:16,100:4] \
@@ -86,7 +87,7 @@ def main():
     try:
         for backend in args.backends.split(","):
             for case in args.cases.split(","):
-                ratios, a_rates, b_rates = [], [], []
+                ratios, a_rates, b_rates, cpu_ratios = [], [], [], []
                 for r in range(args.rounds):
                     order = [("a", args.a), ("b", args.b)]
                     if r % 2:
@@ -98,12 +99,15 @@ def main():
                     a_rates.append(got["a"][0])
                     b_rates.append(got["b"][0])
                     ratios.append(got["b"][0] / got["a"][0])
+                    cpu_ratios.append(got["a"][2] / got["b"][2])
                     print(f"  {backend} {case} round {r + 1}: a={got['a'][0]}/s "
-                          f"b={got['b'][0]}/s ratio={ratios[-1]:.2f}", flush=True)
+                          f"b={got['b'][0]}/s ratio={ratios[-1]:.2f} "
+                          f"cpu_us/event a={got['a'][2]} b={got['b'][2]}", flush=True)
                 print(f"store={backend} case={case} a_median={statistics.median(a_rates):.0f} "
                       f"b_median={statistics.median(b_rates):.0f} "
                       f"ratio_median={statistics.median(ratios):.2f} "
-                      f"ratio_min={min(ratios):.2f}", flush=True)
+                      f"ratio_min={min(ratios):.2f} "
+                      f"cpu_ratio_median={statistics.median(cpu_ratios):.2f}", flush=True)
     finally:
         if pg:
             pg.stop()

@@ -132,7 +132,7 @@ Result<ApplyResult> ApplyEvents(WriteTxn& txn, std::span<const Event* const> eve
 
   std::vector<Status> valid;
   valid.reserve(events.size());
-  std::set<RowKey> keys;
+  RowKeys keys;
   for (const Event* e : events) {
     valid.push_back(ValidateEvent(*e));
     auto it = e->node_id.empty() ? refs->end() : refs->find(e->node_id);
@@ -140,7 +140,7 @@ Result<ApplyResult> ApplyEvents(WriteTxn& txn, std::span<const Event* const> eve
   }
   // Marks, then rows: one round trip.
   sql::RowSet seq_keys = SeqKeys(node_refs);
-  sql::RowSet row_keys = RowKeys(keys);
+  sql::RowSet row_keys = KeySet(keys);
   sql::Rows locked_seqs, locked_rows;
   txn.Exec(kLockSeqs, {}, &seq_keys, &locked_seqs);
   txn.Exec(kLoadRows, {}, &row_keys, &locked_rows);

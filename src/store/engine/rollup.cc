@@ -50,10 +50,9 @@ Status RecomputeTasks(WriteTxn& txn, const std::set<int64_t>& touched, const Tas
     }
     std::vector<TaskState> node_states;
     bool settled = true;
-    for (const auto& [node_ref, state_retries] : nodes->second) {
-      node_states.push_back(state_retries.first);
-      settled =
-          settled && IsSettled(state_retries.first, state_retries.second >= t->second.max_retries);
+    for (const auto& [state, retries] : nodes->second) {
+      node_states.push_back(state);
+      settled = settled && IsSettled(state, retries >= t->second.max_retries);
     }
     TaskState status = RollUp(node_states);
     settled = settled && !node_states.empty();

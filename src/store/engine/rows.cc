@@ -76,7 +76,7 @@ const sql::Statement kLoadRows{
     "/*@pg ORDER BY tn.task_ref, tn.node_ref FOR UPDATE OF tn, ts*/",
     kKeyCols};
 
-sql::RowSet RowKeys(const std::set<RowKey>& keys) {
+sql::RowSet KeySet(const RowKeys& keys) {
   sql::RowSet set(kLoadRows);
   for (const auto& [task_id, node_ref] : keys) set.Add(task_id, node_ref);
   return set;
@@ -104,8 +104,8 @@ Loaded ReadLoaded(const sql::Rows& r) {
   return out;
 }
 
-Result<Loaded> LoadRows(WriteTxn& txn, const std::set<RowKey>& keys) {
-  sql::RowSet set = RowKeys(keys);
+Result<Loaded> LoadRows(WriteTxn& txn, const RowKeys& keys) {
+  sql::RowSet set = KeySet(keys);
   Result<sql::Rows> r = txn.Query(kLoadRows, {}, &set);
   if (!r.ok()) return r.status();
   return ReadLoaded(*r);
@@ -189,7 +189,8 @@ Result<TaskStates> WriteSet::Flush(WriteTxn& txn, RowMap& rows, const TaskMap& t
   txn.ExecExpect(kUpdateRows, {}, &updates, dirty, "compare-and-set on locked task_nodes rows");
   FlushLog(txn);
 
-  // Roll-up input: a task with one node is the row we hold; others are read.
+  // Roll-up input: a task with one node is the row we hold; the rows of
+  // the others are read (after the writes above: they include ours).
   TaskStates states;
   sql::RowSet multi(kTaskStates);
   for (int64_t t : touched_) {
@@ -200,13 +201,15 @@ Result<TaskStates> WriteSet::Flush(WriteTxn& txn, RowMap& rows, const TaskMap& t
     Result<sql::Rows> r = txn.Query(kTaskStates, {}, &multi);
     if (!r.ok()) return r.status();
     for (size_t i = 0; i < r->size(); ++i) {
-      states[r->Int(i, 0)][r->Int(i, 1)] = {static_cast<TaskState>(r->Int(i, 2)),
-                                            static_cast<int>(r->Int(i, 3))};
+      states[r->Int(i, 0)].emplace_back(static_cast<TaskState>(r->Int(i, 2)),
+                                        static_cast<int>(r->Int(i, 3)));
     }
   }
   for (auto& [key, row] : rows) {
-    if (row.dirty && touched_.count(row.task_ref)) {
-      states[row.task_ref][row.node_ref] = {row.state, row.retries};
+    auto facts = tasks.find(row.task_ref);
+    if (row.dirty && touched_.count(row.task_ref) && facts != tasks.end() &&
+        facts->second.node_count == 1) {
+      states[row.task_ref] = {{row.state, row.retries}};
     }
     row.dirty = false;
     row.loaded_version = row.version;

@@ -21,6 +21,8 @@
 #include <set>
 #include <string>
 #include <string_view>
+#include <unordered_map>
+#include <unordered_set>
 #include <utility>
 #include <vector>
 
@@ -56,7 +58,14 @@ struct Row {
 };
 
 using RowKey = std::pair<std::string, int64_t>;  // (task_id, node_ref)
-using RowMap = std::map<RowKey, Row>;
+struct RowKeyHash {
+  size_t operator()(const RowKey& k) const {
+    return std::hash<std::string>()(k.first) ^
+           (std::hash<int64_t>()(k.second) * 0x9e3779b97f4a7c15ULL);
+  }
+};
+using RowKeys = std::unordered_set<RowKey, RowKeyHash>;
+using RowMap = std::unordered_map<RowKey, Row, RowKeyHash>;
 
 // A task's roll-up as locked with its rows.
 struct TaskFacts {
@@ -76,10 +85,10 @@ struct Loaded {
 // The statement that locks and reads (task_id, node_ref) keys; queue it to
 // share a round trip (see apply.cc), then ReadLoaded its rows.
 extern const sql::Statement kLoadRows;
-sql::RowSet RowKeys(const std::set<RowKey>& keys);
+sql::RowSet KeySet(const RowKeys& keys);
 Loaded ReadLoaded(const sql::Rows& rows);
 // kLoadRows + ReadLoaded.
-Result<Loaded> LoadRows(WriteTxn& txn, const std::set<RowKey>& keys);
+Result<Loaded> LoadRows(WriteTxn& txn, const RowKeys& keys);
 
 // Stores `body` in the payload side table; returns its id.
 Result<int64_t> StorePayload(WriteTxn& txn, int64_t task_ref, std::string_view body);
@@ -112,8 +121,9 @@ struct AlertEntry {
   std::string_view detail;
 };
 
-// (node_ref -> (state, retries)) of each touched task, our changes included.
-using TaskStates = std::map<int64_t, std::map<int64_t, std::pair<TaskState, int>>>;
+// The (state, retries) of every node row of each touched task, our changes
+// included.
+using TaskStates = std::unordered_map<int64_t, std::vector<std::pair<TaskState, int>>>;
 
 // History and alert rows collected during an op, and the tasks it touched.
 class WriteSet {

@@ -129,7 +129,7 @@ Result<std::vector<EventOutcome>> ApplyTransitions(WriteTxn& txn,
   for (const TransitionRequest& r : reqs) node_ids.push_back(r.node_id);
   Result<NodeFacts> refs = txn.FindNodes(node_ids);
   if (!refs.ok()) return refs.status();
-  std::set<RowKey> keys;
+  RowKeys keys;
   for (const TransitionRequest& r : reqs) {
     if (auto it = refs->find(r.node_id); it != refs->end()) keys.emplace(r.task_id, it->second.ref);
   }
