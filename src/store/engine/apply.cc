@@ -147,7 +147,7 @@ Result<ApplyResult> ApplyEvents(WriteTxn& txn, std::span<const Event* const> eve
   APOLLO_RETURN_IF_ERROR(txn.Flush());
   SeqMap seqs;
   APOLLO_RETURN_IF_ERROR(LoadSeqs(txn, node_refs, locked_seqs, seqs));
-  Loaded loaded = ReadLoaded(locked_rows);
+  Loaded loaded = ReadLoaded(locked_rows, keys);
 
   WriteSet ws(events.size() + events.size() / 2);
   EventApplier applier(txn, *refs, seqs, loaded.rows, ws);

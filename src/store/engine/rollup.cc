@@ -39,23 +39,24 @@ constexpr sql::Statement kReleaseDependents{
 
 }  // namespace
 
-Status RecomputeTasks(WriteTxn& txn, const std::set<int64_t>& touched, const TaskMap& tasks,
+Status RecomputeTasks(WriteTxn& txn, const std::vector<int64_t>& touched, const TaskMap& tasks,
                       const TaskStates& states) {
   sql::RowSet changed(kWriteStatus), failed(kFailDependents), succeeded(kReleaseDependents);
-  for (int64_t ref : touched) {
+  auto next = states.begin();
+  std::vector<TaskState> node_states;
+  for (int64_t ref : touched) {  // sorted, like states
     auto t = tasks.find(ref);
-    auto nodes = states.find(ref);
-    if (t == tasks.end() || nodes == states.end()) {
+    while (next != states.end() && next->task_ref < ref) ++next;
+    if (t == tasks.end() || next == states.end() || next->task_ref != ref) {
       return Status::Internal("roll-up of a task that was not locked");
     }
-    std::vector<TaskState> node_states;
+    node_states.clear();
     bool settled = true;
-    for (const auto& [state, retries] : nodes->second) {
-      node_states.push_back(state);
-      settled = settled && IsSettled(state, retries >= t->second.max_retries);
+    for (; next != states.end() && next->task_ref == ref; ++next) {
+      node_states.push_back(next->state);
+      settled = settled && IsSettled(next->state, next->retries >= t->second.max_retries);
     }
     TaskState status = RollUp(node_states);
-    settled = settled && !node_states.empty();
     if (status == t->second.status && settled == t->second.settled) continue;
     changed.Add(ref, status, settled);
     if (!settled || t->second.settled || t->second.dependents == 0) continue;

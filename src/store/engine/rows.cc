@@ -1,5 +1,7 @@
 #include "store/engine/rows.h"
 
+#include <algorithm>
+
 namespace apollo::store::engine {
 namespace {
 
@@ -82,9 +84,12 @@ sql::RowSet KeySet(const RowKeys& keys) {
   return set;
 }
 
-Loaded ReadLoaded(const sql::Rows& r) {
+Loaded ReadLoaded(const sql::Rows& r, const RowKeys& keys) {
   Loaded out;
+  out.rows.reserve(r.size());
   for (size_t i = 0; i < r.size(); ++i) {
+    auto key = keys.find(RowKey(r.Text(i, 0), r.Int(i, 2)));
+    if (key == keys.end()) continue;  // not asked (cannot happen)
     Row row;
     row.task_ref = r.Int(i, 1);
     row.node_ref = r.Int(i, 2);
@@ -99,7 +104,7 @@ Loaded ReadLoaded(const sql::Rows& r) {
     row.due_at = r.OptInt(i, 12);
     out.tasks[row.task_ref] = {static_cast<TaskState>(r.Int(i, 13)), r.Bool(i, 14), row.max_retries,
                                static_cast<int>(r.Int(i, 9)), static_cast<int>(r.Int(i, 15))};
-    out.rows.emplace(RowKey(r.TakeText(i, 0), row.node_ref), std::move(row));
+    out.rows.emplace(*key, std::move(row));
   }
   return out;
 }
@@ -108,7 +113,7 @@ Result<Loaded> LoadRows(WriteTxn& txn, const RowKeys& keys) {
   sql::RowSet set = KeySet(keys);
   Result<sql::Rows> r = txn.Query(kLoadRows, {}, &set);
   if (!r.ok()) return r.status();
-  return ReadLoaded(*r);
+  return ReadLoaded(*r, keys);
 }
 
 Result<int64_t> StorePayload(WriteTxn& txn, int64_t task_ref, std::string_view body) {
@@ -191,6 +196,8 @@ Result<TaskStates> WriteSet::Flush(WriteTxn& txn, RowMap& rows, const TaskMap& t
 
   // Roll-up input: a task with one node is the row we hold; the rows of
   // the others are read (after the writes above: they include ours).
+  std::sort(touched_.begin(), touched_.end());
+  touched_.erase(std::unique(touched_.begin(), touched_.end()), touched_.end());
   TaskStates states;
   sql::RowSet multi(kTaskStates);
   for (int64_t t : touched_) {
@@ -200,16 +207,17 @@ Result<TaskStates> WriteSet::Flush(WriteTxn& txn, RowMap& rows, const TaskMap& t
   if (!multi.empty()) {
     Result<sql::Rows> r = txn.Query(kTaskStates, {}, &multi);
     if (!r.ok()) return r.status();
+    states.reserve(r->size() + touched_.size());
     for (size_t i = 0; i < r->size(); ++i) {
-      states[r->Int(i, 0)].emplace_back(static_cast<TaskState>(r->Int(i, 2)),
-                                        static_cast<int>(r->Int(i, 3)));
+      states.push_back(
+          {r->Int(i, 0), static_cast<TaskState>(r->Int(i, 2)), static_cast<int>(r->Int(i, 3))});
     }
   }
   for (auto& [key, row] : rows) {
     auto facts = tasks.find(row.task_ref);
-    if (row.dirty && touched_.count(row.task_ref) && facts != tasks.end() &&
-        facts->second.node_count == 1) {
-      states[row.task_ref] = {{row.state, row.retries}};
+    if (row.dirty && facts != tasks.end() && facts->second.node_count == 1 &&
+        std::binary_search(touched_.begin(), touched_.end(), row.task_ref)) {
+      states.push_back({row.task_ref, row.state, row.retries});
     }
     row.dirty = false;
     row.loaded_version = row.version;
@@ -217,6 +225,8 @@ Result<TaskStates> WriteSet::Flush(WriteTxn& txn, RowMap& rows, const TaskMap& t
     row.last_error.reset();
     row.result.reset();
   }
+  std::stable_sort(states.begin(), states.end(),
+                   [](const NodeState& a, const NodeState& b) { return a.task_ref < b.task_ref; });
   return states;
 }
 

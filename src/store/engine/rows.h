@@ -57,10 +57,12 @@ struct Row {
   bool dirty = false;
 };
 
-using RowKey = std::pair<std::string, int64_t>;  // (task_id, node_ref)
+// (task_id, node_ref). The task_id views the op's events or requests,
+// which outlive the op: no copy per row.
+using RowKey = std::pair<std::string_view, int64_t>;
 struct RowKeyHash {
   size_t operator()(const RowKey& k) const {
-    return std::hash<std::string>()(k.first) ^
+    return std::hash<std::string_view>()(k.first) ^
            (std::hash<int64_t>()(k.second) * 0x9e3779b97f4a7c15ULL);
   }
 };
@@ -75,7 +77,7 @@ struct TaskFacts {
   int node_count = 0;  // 0: not known (rows from before schema 2)
   int dependents = 0;  // tasks depending on this one
 };
-using TaskMap = std::map<int64_t, TaskFacts>;  // by task_ref
+using TaskMap = std::unordered_map<int64_t, TaskFacts>;  // by task_ref
 
 struct Loaded {
   RowMap rows;
@@ -86,7 +88,8 @@ struct Loaded {
 // share a round trip (see apply.cc), then ReadLoaded its rows.
 extern const sql::Statement kLoadRows;
 sql::RowSet KeySet(const RowKeys& keys);
-Loaded ReadLoaded(const sql::Rows& rows);
+// `keys`: what was asked (the loaded rows are keyed by these views).
+Loaded ReadLoaded(const sql::Rows& rows, const RowKeys& keys);
 // kLoadRows + ReadLoaded.
 Result<Loaded> LoadRows(WriteTxn& txn, const RowKeys& keys);
 
@@ -122,8 +125,13 @@ struct AlertEntry {
 };
 
 // The (state, retries) of every node row of each touched task, our changes
-// included.
-using TaskStates = std::unordered_map<int64_t, std::vector<std::pair<TaskState, int>>>;
+// included, sorted by task.
+struct NodeState {
+  int64_t task_ref = 0;
+  TaskState state = TaskState::kPending;
+  int retries = 0;
+};
+using TaskStates = std::vector<NodeState>;
 
 // History and alert rows collected during an op, and the tasks it touched.
 class WriteSet {
@@ -132,8 +140,9 @@ class WriteSet {
   explicit WriteSet(size_t expected_history = 0);
   Status AddHistory(WriteTxn& txn, const HistoryEntry& e);
   void AddAlert(WriteTxn& txn, const AlertEntry& a);
-  void Touch(int64_t task_ref) { touched_.insert(task_ref); }
-  const std::set<int64_t>& touched() const { return touched_; }
+  void Touch(int64_t task_ref) { touched_.push_back(task_ref); }
+  // Sorted, each task once, after Flush.
+  const std::vector<int64_t>& touched() const { return touched_; }
 
   // Queues the history and the alerts collected so far.
   void FlushLog(WriteTxn& txn);
@@ -146,13 +155,13 @@ class WriteSet {
  private:
   sql::RowSet history_;
   sql::RowSet alerts_;
-  std::set<int64_t> touched_;
+  std::vector<int64_t> touched_;
 };
 
 // Recomputes the roll-up of each touched task from `states` (tasks as locked
 // by LoadRows); when a task becomes settled, makes its PENDING dependents
 // due (all deps succeeded) or marks them upstream_failed.
-Status RecomputeTasks(WriteTxn& txn, const std::set<int64_t>& touched, const TaskMap& tasks,
+Status RecomputeTasks(WriteTxn& txn, const std::vector<int64_t>& touched, const TaskMap& tasks,
                       const TaskStates& states);
 
 }  // namespace apollo::store::engine
