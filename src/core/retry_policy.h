@@ -11,7 +11,9 @@
 #include <cstdint>
 #include <optional>
 #include <random>
+#include <string>
 #include <string_view>
+#include <vector>
 
 #include "core/clock.h"
 
@@ -26,6 +28,27 @@ std::optional<Backoff> ParseBackoff(std::string_view name);
 // Production code seeds std::mt19937_64 from the OS; tests pass a fixed seed.
 using Rng = std::mt19937_64;
 
+// One tier of retries: up to `max_retries` retries spaced by its own backoff.
+struct RetryTier {
+  std::string name;  // the preset it came from ("fast", "slow", ...), or ""
+  int max_retries = 3;
+  std::chrono::seconds initial_interval{5};
+  std::chrono::seconds max_interval{60};
+  Backoff backoff = Backoff::kExponential;
+  bool jitter = false;
+
+  // The delay before the tier's retry `n` (n >= 1), as RetryPolicy's.
+  Duration BaseDelay(int n) const;
+  Duration DelayBeforeRetry(int n, Rng* rng) const;
+
+  friend bool operator==(const RetryTier&, const RetryTier&) = default;
+};
+
+// Either one unnamed tier (the fields below, the seed's form), or `tiers`
+// in escalating order (e.g. fast, then slow, then FAILED for a person): a
+// task's retries use the first tier until it is spent, then the next.
+// With tiers, max_retries is their sum (Tiered() keeps it so) and the other
+// single-tier fields are not used.
 struct RetryPolicy {
   int max_retries = 3;
   std::chrono::seconds initial_interval{5};
@@ -34,6 +57,12 @@ struct RetryPolicy {
   // Full jitter (AWS's "FullJitter"): the delay is uniform in [0, computed].
   // Spreads a burst of failures so they do not retry in lockstep.
   bool jitter = false;
+  std::vector<RetryTier> tiers;
+
+  // A policy made of `tiers` (max_retries = their sum).
+  static RetryPolicy Tiered(std::vector<RetryTier> tiers);
+  // This policy as a tier named `name` (a tiered policy: its first tier).
+  RetryTier AsTier(std::string name) const;
 
   // The seed's tiers. Fast: network blips, 5 s x 3. Slow: a dependency that
   // is down for a while, 60 s x 5. After the slow tier a task stays FAILED
@@ -63,7 +92,10 @@ struct RetryPolicy {
 struct RetryDecision {
   bool retry = false;    // false: stay FAILED/TIMEOUT for a person
   Duration delay{0};     // wait before the retry, when retry is true
-  int retry_number = 0;  // 1 for the first retry, ...
+  int retry_number = 0;  // 1 for the first retry, ... (over all tiers)
+  std::string tier;      // the tier granting it ("" for an untiered policy)
+  int tier_retry = 0;    // its number within that tier
+  int tier_retries = 0;  // that tier's max_retries
 };
 
 // `retries_used`: retries already granted for this (task, node).

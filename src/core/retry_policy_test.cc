@@ -18,25 +18,25 @@ std::vector<int64_t> Sequence(const RetryPolicy& p, int n) {
 }
 
 TEST(RetryPolicyTest, ExponentialDoublesUpToTheCap) {
-  RetryPolicy p{6, seconds(5), seconds(60), Backoff::kExponential, false};
+  RetryPolicy p{6, seconds(5), seconds(60), Backoff::kExponential, false, {}};
   EXPECT_EQ(Sequence(p, 6), (std::vector<int64_t>{5, 10, 20, 40, 60, 60}));
 }
 
 TEST(RetryPolicyTest, FixedIsConstant) {
-  RetryPolicy p{4, seconds(7), seconds(60), Backoff::kFixed, false};
+  RetryPolicy p{4, seconds(7), seconds(60), Backoff::kFixed, false, {}};
   EXPECT_EQ(Sequence(p, 4), (std::vector<int64_t>{7, 7, 7, 7}));
 }
 
 TEST(RetryPolicyTest, HugeAttemptNumbersDoNotOverflow) {
-  RetryPolicy p{100, seconds(1), seconds(3600), Backoff::kExponential, false};
+  RetryPolicy p{100, seconds(1), seconds(3600), Backoff::kExponential, false, {}};
   EXPECT_EQ(p.BaseDelay(1'000'000), seconds(3600));
   EXPECT_EQ(p.BaseDelay(64), seconds(3600));
-  RetryPolicy zero{3, seconds(0), seconds(0), Backoff::kExponential, false};
+  RetryPolicy zero{3, seconds(0), seconds(0), Backoff::kExponential, false, {}};
   EXPECT_EQ(zero.BaseDelay(50), seconds(0));
 }
 
 TEST(RetryPolicyTest, FullJitterStaysWithinBoundsAndIsReproducible) {
-  RetryPolicy p{5, seconds(5), seconds(60), Backoff::kExponential, true};
+  RetryPolicy p{5, seconds(5), seconds(60), Backoff::kExponential, true, {}};
   Rng a(42), b(42);
   bool varied = false;
   Duration first{-1};
@@ -65,7 +65,7 @@ TEST(RetryPolicyTest, SeedTiers) {
 }
 
 TEST(RetryPolicyTest, DecideRetryUntilExhausted) {
-  RetryPolicy p{3, seconds(5), seconds(60), Backoff::kExponential, false};
+  RetryPolicy p{3, seconds(5), seconds(60), Backoff::kExponential, false, {}};
   std::vector<int64_t> delays;
   int used = 0;
   for (;;) {
@@ -80,7 +80,7 @@ TEST(RetryPolicyTest, DecideRetryUntilExhausted) {
   EXPECT_EQ(delays, (std::vector<int64_t>{5, 10, 20}));
   EXPECT_TRUE(p.Exhausted(3));
   EXPECT_FALSE(p.Exhausted(2));
-  EXPECT_FALSE(DecideRetry(RetryPolicy{0, seconds(1), seconds(1), Backoff::kFixed, false}, 0, nullptr).retry);
+  EXPECT_FALSE(DecideRetry(RetryPolicy{0, seconds(1), seconds(1), Backoff::kFixed, false, {}}, 0, nullptr).retry);
 }
 
 TEST(RetryPolicyTest, BackoffNames) {
@@ -88,6 +88,43 @@ TEST(RetryPolicyTest, BackoffNames) {
   EXPECT_EQ(ParseBackoff("fixed"), Backoff::kFixed);
   EXPECT_EQ(ParseBackoff("linear"), std::nullopt);
   EXPECT_EQ(BackoffName(Backoff::kFixed), "fixed");
+}
+
+}  // namespace
+}  // namespace apollo
+
+namespace apollo {
+namespace {
+
+TEST(RetryTiersTest, EscalateFromTierToTierThenStop) {
+  RetryPolicy p = RetryPolicy::Tiered({RetryPolicy::Fast().AsTier("fast"),
+                                       RetryPolicy::Slow().AsTier("slow")});
+  EXPECT_EQ(p.max_retries, 8);
+  std::vector<std::string> tiers;
+  std::vector<int64_t> delays;
+  for (int used = 0; used < 8; ++used) {
+    RetryDecision d = DecideRetry(p, used, nullptr);
+    ASSERT_TRUE(d.retry) << used;
+    EXPECT_EQ(d.retry_number, used + 1);
+    tiers.push_back(d.tier + "#" + std::to_string(d.tier_retry) + "/" +
+                    std::to_string(d.tier_retries));
+    delays.push_back(std::chrono::duration_cast<std::chrono::seconds>(d.delay).count());
+  }
+  EXPECT_EQ(tiers, (std::vector<std::string>{"fast#1/3", "fast#2/3", "fast#3/3", "slow#1/5",
+                                             "slow#2/5", "slow#3/5", "slow#4/5", "slow#5/5"}));
+  EXPECT_EQ(delays, (std::vector<int64_t>{5, 5, 5, 60, 60, 60, 60, 60}));
+  EXPECT_FALSE(DecideRetry(p, 8, nullptr).retry);  // then FAILED for a person
+}
+
+TEST(RetryTiersTest, AnUntieredPolicyIsOneUnnamedTier) {
+  RetryPolicy p{2, std::chrono::seconds(1), std::chrono::seconds(4), Backoff::kExponential,
+                false, {}};
+  RetryDecision d = DecideRetry(p, 1, nullptr);
+  EXPECT_TRUE(d.retry);
+  EXPECT_EQ(d.tier, "");
+  EXPECT_EQ(d.tier_retry, 2);
+  EXPECT_EQ(d.delay, std::chrono::seconds(2));
+  EXPECT_FALSE(DecideRetry(p, 2, nullptr).retry);
 }
 
 }  // namespace

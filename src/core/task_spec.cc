@@ -26,6 +26,51 @@ std::string Diagnostic::ToString() const {
   return file + ":" + std::to_string(line) + ":" + std::to_string(column) + ": " + message;
 }
 
+const RetryPresets& BuiltinRetryPresets() {
+  static const RetryPresets presets = {
+      {"fast", RetryPolicy::Fast()}, {"slow", RetryPolicy::Slow()}, {"none", *RetryPolicy::Preset("none")}};
+  return presets;
+}
+
+RetryPolicy DefaultRetryPolicy(const RetryPresets& presets) {
+  std::vector<RetryTier> tiers;
+  for (const char* name : {"fast", "slow"}) {
+    auto it = presets.find(name);
+    const RetryPolicy& p = it != presets.end() ? it->second : BuiltinRetryPresets().at(name);
+    if (p.tiers.empty()) {
+      tiers.push_back(p.AsTier(name));
+    } else {
+      tiers.insert(tiers.end(), p.tiers.begin(), p.tiers.end());
+    }
+  }
+  return RetryPolicy::Tiered(std::move(tiers));
+}
+
+namespace {
+
+nlohmann::json RetryToJson(const RetryPolicy& r) {
+  using nlohmann::json;
+  if (r.tiers.empty()) {
+    return json{{"max_retries", r.max_retries},
+                {"initial_interval", r.initial_interval.count()},
+                {"max_interval", r.max_interval.count()},
+                {"backoff", BackoffName(r.backoff)},
+                {"jitter", r.jitter}};
+  }
+  json tiers = json::array();
+  for (const RetryTier& t : r.tiers) {
+    tiers.push_back({{"name", t.name},
+                     {"max_retries", t.max_retries},
+                     {"initial_interval", t.initial_interval.count()},
+                     {"max_interval", t.max_interval.count()},
+                     {"backoff", BackoffName(t.backoff)},
+                     {"jitter", t.jitter}});
+  }
+  return json{{"max_retries", r.max_retries}, {"tiers", tiers}};
+}
+
+}  // namespace
+
 nlohmann::json SpecToJson(const TaskSpec& s) {
   using nlohmann::json;
   json sel = {{"type", SelectorTypeName(s.target_selector.type)}};
@@ -38,24 +83,27 @@ nlohmann::json SpecToJson(const TaskSpec& s) {
     case SelectorType::kNodes: sel["nodes"] = s.target_selector.nodes; break;
   }
   sel["allow_empty"] = s.target_selector.allow_empty;
-  const RetryPolicy& r = s.retry_policy;
-  json retry = {{"max_retries", r.max_retries},
-                {"initial_interval", r.initial_interval.count()},
-                {"max_interval", r.max_interval.count()},
-                {"backoff", BackoffName(r.backoff)},
-                {"jitter", r.jitter}};
   // nlohmann::json objects are std::map-backed: keys come out sorted, which
-  // is what makes the dump canonical.
-  return json{{"task_id", s.task_id},
-              {"intent", s.intent},
-              {"target_selector", sel},
-              {"timeout", s.timeout.count()},
-              {"retry_policy", retry},
-              {"depends_on", s.depends_on},
-              {"callback_url", s.callback_url},
-              {"metadata", s.metadata},
-              {"params", s.params},
-              {"priority", PriorityName(s.priority)}};
+  // is what makes the dump canonical. Fields added later appear only when
+  // set, so a spec stored before them still compares equal.
+  json j{{"task_id", s.task_id},
+         {"intent", s.intent},
+         {"target_selector", sel},
+         {"timeout", s.timeout.count()},
+         {"retry_policy", RetryToJson(s.retry_policy)},
+         {"depends_on", s.depends_on},
+         {"callback_url", s.callback_url},
+         {"metadata", s.metadata},
+         {"params", s.params},
+         {"priority", PriorityName(s.priority)}};
+  if (s.start_timeout) j["start_timeout"] = s.start_timeout->count();
+  if (s.on_failure) {
+    j["on_failure"] = {{"intent", s.on_failure->intent},
+                       {"params", s.on_failure->params},
+                       {"timeout", s.on_failure->timeout.count()}};
+  }
+  if (!s.compensates.empty()) j["compensates"] = s.compensates;
+  return j;
 }
 
 std::string CanonicalSpec(const TaskSpec& spec) { return SpecToJson(spec).dump(); }
@@ -84,13 +132,26 @@ Result<TaskSpec> SpecFromJsonUnchecked(const nlohmann::json& j) {
   s.target_selector.allow_empty = sel.value("allow_empty", false);
   s.timeout = std::chrono::seconds(j.at("timeout").get<int64_t>());
   const auto& r = j.at("retry_policy");
-  s.retry_policy.max_retries = r.at("max_retries").get<int>();
-  s.retry_policy.initial_interval = std::chrono::seconds(r.at("initial_interval").get<int64_t>());
-  s.retry_policy.max_interval = std::chrono::seconds(r.at("max_interval").get<int64_t>());
-  auto backoff = ParseBackoff(r.at("backoff").get<std::string>());
-  if (!backoff) return Status::InvalidArgument("spec JSON: unknown backoff");
-  s.retry_policy.backoff = *backoff;
-  s.retry_policy.jitter = r.value("jitter", false);
+  if (r.contains("tiers")) {
+    std::vector<RetryTier> tiers;
+    for (const auto& t : r.at("tiers")) {
+      auto backoff = ParseBackoff(t.at("backoff").get<std::string>());
+      if (!backoff) return Status::InvalidArgument("spec JSON: unknown backoff");
+      tiers.push_back(RetryTier{t.value("name", std::string()), t.at("max_retries").get<int>(),
+                                std::chrono::seconds(t.at("initial_interval").get<int64_t>()),
+                                std::chrono::seconds(t.at("max_interval").get<int64_t>()),
+                                *backoff, t.value("jitter", false)});
+    }
+    s.retry_policy = RetryPolicy::Tiered(std::move(tiers));
+  } else {
+    s.retry_policy.max_retries = r.at("max_retries").get<int>();
+    s.retry_policy.initial_interval = std::chrono::seconds(r.at("initial_interval").get<int64_t>());
+    s.retry_policy.max_interval = std::chrono::seconds(r.at("max_interval").get<int64_t>());
+    auto backoff = ParseBackoff(r.at("backoff").get<std::string>());
+    if (!backoff) return Status::InvalidArgument("spec JSON: unknown backoff");
+    s.retry_policy.backoff = *backoff;
+    s.retry_policy.jitter = r.value("jitter", false);
+  }
   s.depends_on = j.value("depends_on", std::vector<std::string>{});
   s.callback_url = j.value("callback_url", std::string());
   s.metadata = j.value("metadata", std::map<std::string, std::string>{});
@@ -105,6 +166,16 @@ Result<TaskSpec> SpecFromJsonUnchecked(const nlohmann::json& j) {
   } else {
     return Status::InvalidArgument("spec JSON: unknown priority '" + prio + "'");
   }
+  if (j.contains("start_timeout")) {
+    s.start_timeout = std::chrono::seconds(j.at("start_timeout").get<int64_t>());
+  }
+  if (j.contains("on_failure")) {
+    const auto& f = j.at("on_failure");
+    s.on_failure = CompensationSpec{f.at("intent").get<std::string>(),
+                                    f.value("params", nlohmann::json::object()),
+                                    std::chrono::seconds(f.value("timeout", int64_t{0}))};
+  }
+  s.compensates = j.value("compensates", std::string());
   return s;
 }
 

@@ -22,12 +22,16 @@ constexpr int64_t kMaxRetries = 100;
 constexpr size_t kMaxNameLength = 128;
 
 const std::vector<std::string_view> kTaskFields = {
-    "task_id", "intent", "target_selector", "timeout", "retry_policy",
-    "depends_on", "callback_url", "metadata", "params", "priority"};
+    "task_id",      "intent",   "target_selector", "timeout",  "retry_policy", "depends_on",
+    "callback_url", "metadata", "params",          "priority", "start_timeout", "on_failure"};
 const std::vector<std::string_view> kSelectorFields = {"type", "key",   "value",
                                                        "group", "nodes", "allow_empty"};
-const std::vector<std::string_view> kRetryFields = {"max_retries", "initial_interval",
-                                                    "max_interval", "backoff", "jitter"};
+const std::vector<std::string_view> kRetryFields = {
+    "max_retries", "initial_interval", "max_interval", "backoff", "jitter", "preset", "tiers"};
+const std::vector<std::string_view> kTierFields = {"name",         "max_retries", "initial_interval",
+                                                   "max_interval", "backoff",     "jitter",
+                                                   "preset"};
+const std::vector<std::string_view> kCompensationFields = {"intent", "params", "timeout"};
 
 // A name (intent, label key/value, group, node id): the task_id alphabet.
 std::string NameProblem(std::string_view what, std::string_view v) {
@@ -49,7 +53,7 @@ std::string NameProblem(std::string_view what, std::string_view v) {
 
 class TaskParser {
  public:
-  TaskParser(YamlReader& r) : r_(r) {}
+  TaskParser(YamlReader& r, const RetryPresets& presets) : r_(r), presets_(presets) {}
 
   // Returns the spec, or nullopt if this task had errors (all reported).
   std::optional<TaskSpec> Parse(const YAML::Node& n);
@@ -57,6 +61,13 @@ class TaskParser {
  private:
   bool Selector(const YAML::Node& n, TargetSelector* out);
   bool Retry(const YAML::Node& n, RetryPolicy* out);
+  // One tier (`what` names it in messages): explicit fields, or {preset: N}.
+  bool Tier(const YAML::Node& n, const std::string& what, std::vector<RetryTier>* out);
+  // The tiers of preset `name` at `n`, or a diagnostic listing the known ones.
+  bool PresetTiers(const YAML::Node& n, const std::string& name, std::vector<RetryTier>* out);
+  // The single-tier fields of `fields` into `out` (prefix: "retry_policy").
+  bool TierFields(const std::vector<internal::Field>& fields, const std::string& prefix, RetryTier* out);
+  bool Compensation(const YAML::Node& n, CompensationSpec* out);
   // An integer in [min, max]; `unit` ("seconds", "") follows it in messages.
   bool Ranged(const YAML::Node& n, std::string_view name, int64_t min, int64_t max,
               std::string_view unit, int64_t* out);
@@ -69,6 +80,7 @@ class TaskParser {
   bool Field(const Field& f, TaskSpec* spec, std::vector<std::pair<std::string, YAML::Node>>* deps);
 
   YamlReader& r_;
+  const RetryPresets& presets_;
 };
 
 bool TaskParser::Name(const YAML::Node& n, std::string_view what, std::string* out) {
@@ -169,18 +181,31 @@ bool TaskParser::Selector(const YAML::Node& n, TargetSelector* out) {
   return ok;
 }
 
-bool TaskParser::Retry(const YAML::Node& n, RetryPolicy* out) {
-  if (!n.IsMap()) {
-    r_.Error(n, "'retry_policy' must be a mapping (max_retries, initial_interval, max_interval, "
-                "backoff)");
+bool TaskParser::PresetTiers(const YAML::Node& n, const std::string& name,
+                             std::vector<RetryTier>* out) {
+  auto it = presets_.find(name);
+  if (it == presets_.end()) {
+    std::string known;
+    for (const auto& [k, v] : presets_) known += (known.empty() ? "" : ", ") + k;
+    r_.Error(n, "unknown retry preset " + Quote(name) + " (known: " + known + ")");
     return false;
   }
+  if (it->second.tiers.empty()) {
+    out->push_back(it->second.AsTier(name));
+  } else {
+    out->insert(out->end(), it->second.tiers.begin(), it->second.tiers.end());
+  }
+  return true;
+}
+
+bool TaskParser::TierFields(const std::vector<internal::Field>& fields, const std::string& prefix,
+                            RetryTier* out) {
   bool ok = true;
   bool have_initial = false, have_max = false;
-  YAML::Node initial_node = n;
+  YAML::Node initial_node;
   int64_t v = 0;
-  for (auto& f : r_.Fields(n, "retry_policy", kRetryFields)) {
-    const std::string name = "retry_policy." + f.key;
+  for (const internal::Field& f : fields) {
+    const std::string name = prefix + "." + f.key;
     if (f.key == "max_retries") {
       ok = Ranged(f.value, name, 0, kMaxRetries, "", &v) && ok;
       out->max_retries = static_cast<int>(v);
@@ -196,19 +221,118 @@ bool TaskParser::Retry(const YAML::Node& n, RetryPolicy* out) {
     } else if (f.key == "backoff") {
       auto s = r_.String(f.value, name);
       auto b = s ? ParseBackoff(*s) : std::nullopt;
-      if (s && !b) r_.Error(f.value, "'retry_policy.backoff' must be exponential or fixed, got " + Quote(*s));
+      if (s && !b) r_.Error(f.value, "'" + name + "' must be exponential or fixed, got " + Quote(*s));
       ok = ok && b.has_value();
       if (b) out->backoff = *b;
     } else if (f.key == "jitter") {
       auto b = r_.Bool(f.value, name);
       ok = ok && b.has_value();
       if (b) out->jitter = *b;
+    } else if (f.key == "name") {
+      ok = Name(f.value, name, &out->name) && ok;
     }
   }
   if (have_initial && have_max && out->initial_interval > out->max_interval) {
-    r_.Error(initial_node, "'retry_policy.initial_interval' (" + std::to_string(out->initial_interval.count()) +
-                    ") is greater than 'retry_policy.max_interval' (" +
-                    std::to_string(out->max_interval.count()) + ")");
+    r_.Error(initial_node, "'" + prefix + ".initial_interval' (" +
+                               std::to_string(out->initial_interval.count()) +
+                               ") is greater than '" + prefix + ".max_interval' (" +
+                               std::to_string(out->max_interval.count()) + ")");
+    ok = false;
+  }
+  return ok;
+}
+
+bool TaskParser::Tier(const YAML::Node& n, const std::string& what, std::vector<RetryTier>* out) {
+  if (!n.IsMap()) {
+    r_.Error(n, "'" + what + "' must be a mapping ({preset: NAME} or max_retries, "
+                "initial_interval, max_interval, backoff)");
+    return false;
+  }
+  std::vector<internal::Field> fields = r_.Fields(n, what, kTierFields);
+  for (const internal::Field& f : fields) {
+    if (f.key != "preset") continue;
+    if (fields.size() > 1) {
+      r_.Error(f.key_node, "'" + what + ".preset' stands alone: a preset sets every field");
+      return false;
+    }
+    auto name = r_.String(f.value, what + ".preset");
+    return name && PresetTiers(f.value, *name, out);
+  }
+  RetryTier tier;
+  if (!TierFields(fields, what, &tier)) return false;
+  out->push_back(std::move(tier));
+  return true;
+}
+
+bool TaskParser::Retry(const YAML::Node& n, RetryPolicy* out) {
+  if (!n.IsMap()) {
+    r_.Error(n, "'retry_policy' must be a mapping ({preset: fast|slow|...}, {tiers: [...]}, or "
+                "max_retries, initial_interval, max_interval, backoff)");
+    return false;
+  }
+  std::vector<internal::Field> fields = r_.Fields(n, "retry_policy", kRetryFields);
+  for (const internal::Field& f : fields) {
+    if (f.key != "preset" && f.key != "tiers") continue;
+    if (fields.size() > 1) {
+      r_.Error(f.key_node, "'retry_policy." + f.key + "' stands alone: it sets every field");
+      return false;
+    }
+    std::vector<RetryTier> tiers;
+    if (f.key == "preset") {
+      auto name = r_.String(f.value, "retry_policy.preset");
+      if (!name || !PresetTiers(f.value, *name, &tiers)) return false;
+    } else {
+      if (!f.value.IsSequence() || f.value.size() == 0) {
+        r_.Error(f.value, "'retry_policy.tiers' must be a non-empty list of tiers");
+        return false;
+      }
+      bool ok = true;
+      for (size_t i = 0; i < f.value.size(); ++i) {
+        ok = Tier(f.value[i], "retry_policy.tiers[" + std::to_string(i) + "]", &tiers) && ok;
+      }
+      if (!ok) return false;
+    }
+    *out = RetryPolicy::Tiered(std::move(tiers));
+    return true;
+  }
+  RetryTier tier = RetryPolicy{}.AsTier("");
+  if (!TierFields(fields, "retry_policy", &tier)) return false;
+  out->max_retries = tier.max_retries;
+  out->initial_interval = tier.initial_interval;
+  out->max_interval = tier.max_interval;
+  out->backoff = tier.backoff;
+  out->jitter = tier.jitter;
+  out->tiers.clear();
+  return true;
+}
+
+bool TaskParser::Compensation(const YAML::Node& n, CompensationSpec* out) {
+  if (!n.IsMap()) {
+    r_.Error(n, "'on_failure' must be a mapping with 'intent' (and optional params, timeout)");
+    return false;
+  }
+  bool ok = true, have_intent = false;
+  for (auto& f : r_.Fields(n, "on_failure", kCompensationFields)) {
+    if (f.key == "intent") {
+      have_intent = Name(f.value, "on_failure.intent", &out->intent);
+      ok = ok && have_intent;
+    } else if (f.key == "params") {
+      if (!f.value.IsMap()) {
+        r_.Error(f.value, "'on_failure.params' must be a mapping");
+        ok = false;
+        continue;
+      }
+      auto j = r_.Json(f.value, "on_failure.params");
+      if (j) out->params = std::move(*j);
+      ok = ok && j.has_value();
+    } else if (f.key == "timeout") {
+      int64_t t = 0;
+      ok = Seconds(f.value, "on_failure.timeout", 1, kMaxTimeoutSeconds, &t) && ok;
+      out->timeout = std::chrono::seconds(t);
+    }
+  }
+  if (!have_intent && ok) {
+    r_.Error(n, "'on_failure' needs an 'intent' (the compensation to run)");
     ok = false;
   }
   return ok;
@@ -270,6 +394,18 @@ bool TaskParser::Field(const internal::Field& f, TaskSpec* spec,
     return ok;
   }
   if (f.key == "retry_policy") return Retry(v, &spec->retry_policy);
+  if (f.key == "start_timeout") {
+    int64_t t = 0;
+    bool ok = Seconds(v, "start_timeout", 0, kMaxTimeoutSeconds, &t);
+    spec->start_timeout = std::chrono::seconds(t);
+    return ok;
+  }
+  if (f.key == "on_failure") {
+    CompensationSpec c;
+    bool ok = Compensation(v, &c);
+    if (ok) spec->on_failure = std::move(c);
+    return ok;
+  }
   if (f.key == "depends_on") {
     auto list = r_.StringList(v, "depends_on");
     if (!list) return false;
@@ -340,7 +476,8 @@ std::optional<TaskSpec> TaskParser::Parse(const YAML::Node& n) {
     present.insert(f.key);
     ok = Field(f, &spec, &deps) && ok;
   }
-  for (std::string_view req : {"intent", "target_selector", "timeout", "retry_policy"}) {
+  if (!present.count("retry_policy")) spec.retry_policy = DefaultRetryPolicy(presets_);
+  for (std::string_view req : {"intent", "target_selector", "timeout"}) {
     if (!present.count(std::string(req))) {
       r_.Error(n, "missing required field '" + std::string(req) + "'");
       ok = false;
@@ -398,7 +535,8 @@ void CheckGraph(YamlReader& r, const std::vector<std::pair<TaskSpec, YAML::Node>
 }  // namespace
 
 ParsedTasks ParseTaskFile(std::string_view content, std::string_view file_name,
-                          const ParseLimits& limits, const ExternalTaskLookup& external) {
+                          const ParseLimits& limits, const ExternalTaskLookup& external,
+                          const RetryPresets* presets) {
   ParsedTasks result;
   YamlReader r(file_name, limits, &result.errors);
   if (content.size() > limits.max_file_bytes) {
@@ -439,7 +577,7 @@ ParsedTasks ParseTaskFile(std::string_view content, std::string_view file_name,
     } else {
       task_nodes.push_back(root);
     }
-    TaskParser parser(r);
+    TaskParser parser(r, presets ? *presets : BuiltinRetryPresets());
     std::vector<std::pair<TaskSpec, YAML::Node>> parsed;
     for (const auto& n : task_nodes) {
       if (auto spec = parser.Parse(n)) parsed.emplace_back(std::move(*spec), n);

@@ -9,26 +9,30 @@ constexpr int Bit(TaskState s) { return 1 << static_cast<int>(s); }
 constexpr std::array<int, kNumTaskStates> kAllowed = [] {
   std::array<int, kNumTaskStates> a{};
   auto at = [&a](TaskState s) -> int& { return a[static_cast<int>(s)]; };
-  at(TaskState::kPending) = Bit(TaskState::kDispatched) | Bit(TaskState::kCancelled);
+  // -> TIMEOUT from PENDING / RETRYING: not started within the task's
+  // start_timeout (the node never took it).
+  at(TaskState::kPending) =
+      Bit(TaskState::kDispatched) | Bit(TaskState::kCancelled) | Bit(TaskState::kTimeout);
   at(TaskState::kDispatched) =
       Bit(TaskState::kRunning) | Bit(TaskState::kCancelled) | Bit(TaskState::kTimeout);
   at(TaskState::kRunning) = Bit(TaskState::kSucceeded) | Bit(TaskState::kFailed) |
                             Bit(TaskState::kTimeout) | Bit(TaskState::kCancelled);
   at(TaskState::kFailed) = Bit(TaskState::kRetrying);
   at(TaskState::kTimeout) = Bit(TaskState::kRetrying);
-  at(TaskState::kRetrying) = Bit(TaskState::kRunning) | Bit(TaskState::kCancelled);
+  at(TaskState::kRetrying) =
+      Bit(TaskState::kRunning) | Bit(TaskState::kCancelled) | Bit(TaskState::kTimeout);
   return a;
 }();
 
 // Why a refused transition is refused, per source state: the reasons are
 // static strings so TransitionCheck can hand out string_views.
 constexpr std::array<std::string_view, kNumTaskStates> kRefusal = {
-    "PENDING may only go to DISPATCHED or CANCELLED",
+    "PENDING may only go to DISPATCHED, CANCELLED or TIMEOUT",
     "DISPATCHED may only go to RUNNING, CANCELLED or TIMEOUT",
     "RUNNING may only go to SUCCEEDED, FAILED, TIMEOUT or CANCELLED",
     "SUCCEEDED is final",
     "FAILED may only go to RETRYING",
-    "RETRYING may only go to RUNNING or CANCELLED",
+    "RETRYING may only go to RUNNING, CANCELLED or TIMEOUT",
     "CANCELLED is final",
     "TIMEOUT may only go to RETRYING",
 };

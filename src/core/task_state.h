@@ -7,12 +7,15 @@
 // checks every write against CheckTransition() again inside its transaction,
 // and the agent runs its local state machine through the same function.
 //
-//   PENDING    -> DISPATCHED | CANCELLED
+//   PENDING    -> DISPATCHED | CANCELLED | TIMEOUT*
 //   DISPATCHED -> RUNNING | CANCELLED | TIMEOUT
 //   RUNNING    -> SUCCEEDED | FAILED | TIMEOUT | CANCELLED
 //   FAILED     -> RETRYING
 //   TIMEOUT    -> RETRYING
-//   RETRYING   -> RUNNING | CANCELLED
+//   RETRYING   -> RUNNING | CANCELLED | TIMEOUT*
+//
+// * not started within the task's start_timeout (schedule-to-start): the
+//   node never took it, so it times out and the retry policy decides.
 //
 // Note RETRYING -> RUNNING: a retry is re-sent by the dispatcher while the row
 // stays RETRYING, and the agent's acceptance moves it to RUNNING.
