@@ -35,13 +35,17 @@ if [ -n "$(ss -ltnH "sport = :$PORT" 2>/dev/null)" ]; then
 fi
 rm -rf "$DIR" /tmp/apollo-demo-app.conf
 mkdir -p "$DIR"
+# The DAG below runs exec and writes under /tmp: both are off in the
+# shipped agent config (config/edge-agent.yaml), so the demo turns them on.
+printf '%s\n' 'enabled_intents: [collect_metrics, ensure_file, exec, noop, sleep]' \
+  'ensure_file: {allowed_dirs: [/tmp]}' >"$DIR/agent.yaml"
 
 say "starting the orchestrator (SQLite at $DIR/apollo.db) and two edge agents"
 bin/orchestrator --listen "127.0.0.1:$PORT" --store "sqlite://$DIR/apollo.db" >"$DIR/orchestrator.log" 2>&1 &
 PIDS+=($!)
 for n in 1 2; do
-  bin/edge-agent --node-id "worker-$n" --label role=worker --orchestrator "127.0.0.1:$PORT" \
-    --state-dir "$DIR/worker-$n" >"$DIR/worker-$n.log" 2>&1 &
+  bin/edge-agent --config "$DIR/agent.yaml" --node-id "worker-$n" --label role=worker \
+    --orchestrator "127.0.0.1:$PORT" --state-dir "$DIR/worker-$n" >"$DIR/worker-$n.log" 2>&1 &
   PIDS+=($!)
 done
 connected() {

@@ -13,7 +13,7 @@ source tests/e2e/lib.sh "${1:-bin}"
 
 N=${DRILL_TASKS:-50}
 printf 'dispatch_interval: 1\nack_timeout: 2\n' >"$E2E_DIR/orchestrator.yaml"
-printf 'reconnect: {initial_backoff_ms: 200, max_backoff_ms: 1000}\nmax_concurrency: 4\n' >"$E2E_DIR/agent.yaml"
+printf 'reconnect: {initial_backoff_ms: 200, max_backoff_ms: 1000}\nmax_concurrency: 4\nenabled_intents: [exec]\n' >"$E2E_DIR/agent.yaml"
 start_orchestrator --config "$E2E_DIR/orchestrator.yaml"
 
 now() { date +%s.%N; }

@@ -20,7 +20,11 @@ const std::vector<std::string_view> kFields = {
     "node_id",         "labels",         "groups",          "orchestrator",
     "wal_path",        "state_dir",      "heartbeat_interval", "max_concurrency",
     "autonomy_window", "state_sync_interval", "handlers",   "enabled_intents",
-    "kill_grace",      "metrics_paths",  "reconnect",       "wal"};
+    "exec",            "ensure_file",    "kill_grace",      "metrics_paths",
+    "reconnect",       "wal",            "tls"};
+const std::vector<std::string_view> kExecFields = {"allowed_commands"};
+const std::vector<std::string_view> kEnsureFileFields = {"allowed_dirs", "allow_special_modes"};
+const std::vector<std::string_view> kTlsFields = {"cert", "key", "ca"};
 const std::vector<std::string_view> kReconnectFields = {"initial_backoff_ms", "max_backoff_ms"};
 const std::vector<std::string_view> kWalFields = {"segment_size_mb", "retention_hours",
                                                   "archive_dir"};
@@ -34,6 +38,24 @@ std::string BuiltinList() {
 bool IsBuiltin(const std::string& name) {
   const auto& b = BuiltinIntents();
   return std::find(b.begin(), b.end(), name) != b.end();
+}
+
+bool HasDotComponent(std::string_view path) {
+  size_t start = 0;
+  while (start <= path.size()) {
+    size_t end = path.find('/', start);
+    if (end == std::string_view::npos) end = path.size();
+    std::string_view part = path.substr(start, end - start);
+    if (part == "." || part == "..") return true;
+    start = end + 1;
+  }
+  return false;
+}
+
+// "/srv/app/" -> "/srv/app"; "/" stays.
+std::string TrimTrailingSlashes(std::string path) {
+  while (path.size() > 1 && path.back() == '/') path.pop_back();
+  return path;
 }
 
 class AgentParser {
@@ -55,6 +77,9 @@ class AgentParser {
   bool Handlers(const YAML::Node& n);
   bool Reconnect(const YAML::Node& n);
   bool Wal(const YAML::Node& n);
+  bool Tls(const YAML::Node& n);
+  bool Exec(const YAML::Node& n);
+  bool EnsureFile(const YAML::Node& n);
   void CrossChecks();
 
   YamlReader& r_;
@@ -104,6 +129,8 @@ bool AgentParser::Value(const Field& f) {
         },
         &c_->enabled_intents);
   }
+  if (k == "exec") return Exec(v);
+  if (k == "ensure_file") return EnsureFile(v);
   if (k == "kill_grace") return internal::ReadDuration(r_, v, k, 0s, 300s, &c_->kill_grace);
   if (k == "metrics_paths") {
     return internal::ReadUniqueList(
@@ -115,7 +142,8 @@ bool AgentParser::Value(const Field& f) {
         &c_->metrics_paths);
   }
   if (k == "reconnect") return Reconnect(v);
-  return Wal(v);  // the last of kFields
+  if (k == "tls") return Tls(v);
+  return Wal(v);  // the last of kFields but tls
 }
 
 bool AgentParser::Labels(const YAML::Node& n) {
@@ -203,6 +231,84 @@ bool AgentParser::Wal(const YAML::Node& n) {
   return ok;
 }
 
+bool AgentParser::Exec(const YAML::Node& n) {
+  if (!internal::RequireMap(r_, n, "exec", "allowed_commands")) return false;
+  bool ok = true;
+  for (const Field& f : r_.Fields(n, "exec", kExecFields)) {
+    // allowed_commands: absolute paths or fnmatch globs of them.
+    ok = internal::ReadUniqueList(
+             r_, f.value, "exec.allowed_commands",
+             [&](const std::string& p, const YAML::Node& item) {
+               std::string ignored;
+               if (!internal::ReadPath(r_, item, "exec.allowed_commands", true, &ignored)) {
+                 return false;
+               }
+               if (!HasDotComponent(p)) return true;
+               r_.Error(item, "'exec.allowed_commands' entry " + Quote(p) +
+                                  " must not contain '.' or '..' components");
+               return false;
+             },
+             &c_->exec.allowed_commands) &&
+         ok;
+  }
+  return ok;
+}
+
+bool AgentParser::EnsureFile(const YAML::Node& n) {
+  if (!internal::RequireMap(r_, n, "ensure_file", "allowed_dirs, allow_special_modes")) {
+    return false;
+  }
+  bool ok = true;
+  for (const Field& f : r_.Fields(n, "ensure_file", kEnsureFileFields)) {
+    if (f.key == "allow_special_modes") {
+      auto b = r_.Bool(f.value, "ensure_file.allow_special_modes");
+      if (b) c_->ensure_file.allow_special_modes = *b;
+      ok = ok && b.has_value();
+      continue;
+    }
+    std::vector<std::string> dirs;
+    bool good = internal::ReadUniqueList(
+        r_, f.value, "ensure_file.allowed_dirs",
+        [&](const std::string& p, const YAML::Node& item) {
+          std::string ignored;
+          if (!internal::ReadPath(r_, item, "ensure_file.allowed_dirs", true, &ignored)) {
+            return false;
+          }
+          if (!HasDotComponent(p)) return true;
+          r_.Error(item, "'ensure_file.allowed_dirs' entry " + Quote(p) +
+                             " must not contain '.' or '..' components");
+          return false;
+        },
+        &dirs);
+    if (good) {
+      c_->ensure_file.allowed_dirs.clear();
+      for (auto& d : dirs) c_->ensure_file.allowed_dirs.push_back(TrimTrailingSlashes(d));
+    }
+    ok = ok && good;
+  }
+  return ok;
+}
+
+bool AgentParser::Tls(const YAML::Node& n) {
+  if (!internal::RequireMap(r_, n, "tls", "cert, key, ca")) return false;
+  tls::TlsPaths paths;
+  bool ok = true;
+  for (const Field& f : r_.Fields(n, "tls", kTlsFields)) {
+    std::string* out = f.key == "cert" ? &paths.cert : f.key == "key" ? &paths.key : &paths.ca;
+    ok = internal::ReadPath(r_, f.value, "tls." + f.key, false, out) && ok;
+  }
+  if (ok && !paths.complete()) {
+    std::string missing;
+    for (std::string_view m : paths.Missing()) {
+      missing += (missing.empty() ? "" : ", ") + std::string(m);
+    }
+    r_.Error(n, "'tls' needs cert, key and ca together; missing: " + missing);
+    ok = false;
+  }
+  if (ok) c_->tls = paths;
+  return ok;
+}
+
 void AgentParser::CrossChecks() {
   // Report at whichever of the two the file set (the later one if both).
   auto at = [&](const std::string& a, const std::string& b) -> const YAML::Node* {
@@ -246,6 +352,12 @@ const std::vector<std::string>& BuiltinIntents() {
   static const std::vector<std::string> kBuiltins = {"collect_metrics", "ensure_file", "exec",
                                                      "noop", "sleep"};
   return kBuiltins;
+}
+
+const std::vector<std::string>& DefaultEnabledIntents() {
+  static const std::vector<std::string> kDefault = {"collect_metrics", "ensure_file", "noop",
+                                                    "sleep"};
+  return kDefault;
 }
 
 AgentConfig DefaultAgentConfig(int cores) {
@@ -309,8 +421,28 @@ Status ApplyAgentOverrides(AgentConfig& config, const AgentOverrides& o) {
       c.orchestrator = *hp;
     }
   }
+  for (const std::string& name : o.enable_intents) {
+    if (!IsBuiltin(name)) {
+      problems.push_back("--enable-intent " + Quote(name) + ": not a built-in intent (built-ins: " +
+                         BuiltinList() + ")");
+    } else if (std::find(c.enabled_intents.begin(), c.enabled_intents.end(), name) ==
+               c.enabled_intents.end()) {
+      c.enabled_intents.push_back(name);
+    }
+  }
   if (o.wal_path && !fail(CheckPathFlag("--wal-path", *o.wal_path))) c.wal_path = *o.wal_path;
   if (o.state_dir && !fail(CheckPathFlag("--state-dir", *o.state_dir))) c.state_dir = *o.state_dir;
+  if (o.tls_cert && !fail(CheckPathFlag("--tls-cert", *o.tls_cert))) c.tls.cert = *o.tls_cert;
+  if (o.tls_key && !fail(CheckPathFlag("--tls-key", *o.tls_key))) c.tls.key = *o.tls_key;
+  if (o.tls_ca && !fail(CheckPathFlag("--tls-ca", *o.tls_ca))) c.tls.ca = *o.tls_ca;
+  if (problems.empty() && c.tls.any() && !c.tls.complete()) {
+    std::string missing;
+    for (std::string_view m : c.tls.Missing()) {
+      missing += (missing.empty() ? "--tls-" : ", --tls-") + std::string(m);
+    }
+    problems.push_back("TLS needs --tls-cert, --tls-key and --tls-ca together (or all three in "
+                       "the config's tls block); missing: " + missing);
+  }
   if (!problems.empty()) {
     std::string m;
     for (const auto& p : problems) m += (m.empty() ? "" : "\n") + p;

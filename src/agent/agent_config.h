@@ -15,6 +15,12 @@
 // is <state_dir>/wal of the FINAL state_dir, so `--state-dir` alone moves the
 // WAL too (two agents on one machine need only distinct --state-dir).
 //
+// Intents: `enabled_intents` lists the built-ins this node runs; exec is
+// not among them by default (it runs any command), so a node runs it only
+// when its config lists it or edge-agent gets --enable-intent exec. The
+// `exec` and `ensure_file` sections limit what those two may do (see
+// agent/handlers/builtin_handlers.h ExecPolicy / EnsureFilePolicy).
+//
 // Thread-safety: values and pure functions; LoadAgentConfig reads a file.
 
 #include <map>
@@ -27,6 +33,7 @@
 #include "core/config_values.h"
 #include "core/status.h"
 #include "core/task_spec.h"
+#include "tls/tls_paths.h"
 
 namespace apollo::agent {
 
@@ -36,6 +43,26 @@ inline constexpr std::string_view kDefaultStateDir = "./var/agent";
 // The built-in intents (agent/handlers/registry.h BuiltinIntentNames(); a
 // test keeps the two lists equal).
 const std::vector<std::string>& BuiltinIntents();
+// Those enabled unless the config says otherwise: all but exec (registry.h
+// DefaultEnabledBuiltins(); a test keeps them equal).
+const std::vector<std::string>& DefaultEnabledIntents();
+
+// The `exec` section.
+struct ExecConfig {
+  // Absolute paths or fnmatch globs ("/usr/bin/*") that argv[0], resolved
+  // on the child's PATH, must match. Empty: any command (once enabled).
+  std::vector<std::string> allowed_commands;
+  friend bool operator==(const ExecConfig&, const ExecConfig&) = default;
+};
+
+// The `ensure_file` section.
+struct EnsureFileConfig {
+  // Absolute directories (no trailing '/') ensure_file may write below.
+  // Empty: none, so every ensure_file is refused.
+  std::vector<std::string> allowed_dirs;
+  bool allow_special_modes = false;  // setuid / setgid / sticky bits
+  friend bool operator==(const EnsureFileConfig&, const EnsureFileConfig&) = default;
+};
 
 struct ReconnectConfig {
   Duration initial_backoff = std::chrono::milliseconds(500);  // initial_backoff_ms
@@ -64,11 +91,17 @@ struct AgentConfig {
   Duration autonomy_window = std::chrono::seconds(60);       // 30 s .. 2 min
   Duration state_sync_interval = std::chrono::seconds(300);  // 10 s .. 1 d
   std::map<std::string, std::string> handlers;  // intent -> absolute executable
-  std::vector<std::string> enabled_intents = BuiltinIntents();
+  std::vector<std::string> enabled_intents = DefaultEnabledIntents();
+  ExecConfig exec;
+  EnsureFileConfig ensure_file;
   Duration kill_grace = std::chrono::seconds(5);  // SIGTERM .. SIGKILL, 0 .. 5 min
   std::vector<std::string> metrics_paths{"/"};    // collect_metrics' disks
   ReconnectConfig reconnect;
   WalConfig wal;
+  // Mutual TLS to the orchestrator (`tls:` cert, key, ca; all three or
+  // none). The certificate should be this node's (apollo-cli tls cert
+  // create --node NODE_ID): the orchestrator refuses a Hello for any other.
+  tls::TlsPaths tls;
 
   friend bool operator==(const AgentConfig&, const AgentConfig&) = default;
 };
@@ -100,6 +133,10 @@ struct AgentOverrides {
   std::optional<std::string> orchestrator;  // --orchestrator host:port
   std::optional<std::string> wal_path;      // --wal-path
   std::optional<std::string> state_dir;     // --state-dir
+  std::optional<std::string> tls_cert;      // --tls-cert: replaces tls.cert
+  std::optional<std::string> tls_key;       // --tls-key
+  std::optional<std::string> tls_ca;        // --tls-ca
+  std::vector<std::string> enable_intents;  // --enable-intent NAME: added to enabled_intents
 };
 
 // Applies `overrides` to `config`, then FinishAgentConfig. InvalidArgument

@@ -46,6 +46,10 @@ autonomy_window: 2m
 state_sync_interval: 1h
 handlers: {upgrade_service: /usr/lib/apollo/upgrade}
 enabled_intents: [noop, exec]
+exec: {allowed_commands: [/usr/bin/systemctl, "/opt/app/bin/*"]}
+ensure_file:
+  allowed_dirs: [/etc/app/, /srv/www]
+  allow_special_modes: true
 kill_grace: 0
 metrics_paths: [/, /data]
 reconnect: {initial_backoff_ms: 100, max_backoff_ms: 5000}
@@ -69,7 +73,11 @@ TEST(AgentConfigTest, EmptyFileGivesDefaults) {
   EXPECT_EQ(c.reconnect.max_backoff, Duration(30s));
   EXPECT_EQ(c.wal.segment_size_mb, 64);
   EXPECT_EQ(c.wal.retention, Duration(168h));
-  EXPECT_EQ(c.enabled_intents, BuiltinIntents());
+  EXPECT_EQ(c.enabled_intents,
+            (std::vector<std::string>{"collect_metrics", "ensure_file", "noop", "sleep"}));
+  EXPECT_TRUE(c.exec.allowed_commands.empty());
+  EXPECT_TRUE(c.ensure_file.allowed_dirs.empty());
+  EXPECT_FALSE(c.ensure_file.allow_special_modes);
 }
 
 TEST(AgentConfigTest, MaxConcurrencyDefaultIsTwiceTheInjectedCoresWithinBounds) {
@@ -81,6 +89,7 @@ TEST(AgentConfigTest, MaxConcurrencyDefaultIsTwiceTheInjectedCoresWithinBounds) 
 
 TEST(AgentConfigTest, BuiltinListMatchesTheHandlerRegistry) {
   EXPECT_EQ(BuiltinIntents(), BuiltinIntentNames());
+  EXPECT_EQ(DefaultEnabledIntents(), DefaultEnabledBuiltins());
 }
 
 TEST(AgentConfigTest, EveryKeyParses) {
@@ -100,6 +109,10 @@ TEST(AgentConfigTest, EveryKeyParses) {
   EXPECT_EQ(c.state_sync_interval, Duration(1h));
   EXPECT_EQ(c.handlers.at("upgrade_service"), "/usr/lib/apollo/upgrade");
   EXPECT_EQ(c.enabled_intents, (std::vector<std::string>{"noop", "exec"}));
+  EXPECT_EQ(c.exec.allowed_commands,
+            (std::vector<std::string>{"/usr/bin/systemctl", "/opt/app/bin/*"}));
+  EXPECT_EQ(c.ensure_file.allowed_dirs, (std::vector<std::string>{"/etc/app", "/srv/www"}));
+  EXPECT_TRUE(c.ensure_file.allow_special_modes);
   EXPECT_EQ(c.kill_grace, Duration(0));
   EXPECT_EQ(c.metrics_paths, (std::vector<std::string>{"/", "/data"}));
   EXPECT_EQ(c.reconnect.initial_backoff, Duration(100ms));
@@ -120,6 +133,52 @@ TEST(AgentConfigTest, ReportsEveryProblemWithItsPosition) {
             "mean 'heartbeat_interval'?\n"
             "edge.yaml:3:18: 'autonomy_window' must be between 30s and 2m, got 10s\n"
             "edge.yaml:4:18: 'max_concurrency' must be between 1 and 1024, got 0\n");
+}
+
+TEST(AgentConfigTest, PolicyProblemsAreReportedWithTheirPosition) {
+  ParsedAgentConfig p = ParseAgentConfig(
+      "exec: {allowed_commands: [bin/deploy, /usr/bin/../sbin/x, /usr/bin/true, /usr/bin/true]}\n"
+      "ensure_file:\n"
+      "  allowed_dirs: [/etc/app, etc, /srv/./www, '']\n"
+      "  allow_special_modes: sometimes\n"
+      "  allowed_dir: [/tmp]\n"
+      "exec: {allowed_commands: /usr/bin/true}\n",
+      "edge.yaml", 2);
+  EXPECT_EQ(Joined(p),
+            "edge.yaml:1:27: 'exec.allowed_commands' must be an absolute path, got 'bin/deploy'\n"
+            "edge.yaml:1:39: 'exec.allowed_commands' entry '/usr/bin/../sbin/x' must not contain "
+            "'.' or '..' components\n"
+            "edge.yaml:1:74: '/usr/bin/true' is listed twice in 'exec.allowed_commands'\n"
+            "edge.yaml:3:28: 'ensure_file.allowed_dirs' must be an absolute path, got 'etc'\n"
+            "edge.yaml:3:33: 'ensure_file.allowed_dirs' entry '/srv/./www' must not contain "
+            "'.' or '..' components\n"
+            "edge.yaml:3:45: 'ensure_file.allowed_dirs' must not be empty\n"
+            "edge.yaml:4:24: 'ensure_file.allow_special_modes' must be true or false\n"
+            "edge.yaml:5:3: unknown field 'allowed_dir' in ensure_file; did you mean "
+            "'allowed_dirs'?\n"
+            "edge.yaml:6:1: duplicate field 'exec' in edge-agent config\n");
+  ParsedAgentConfig shape = ParseAgentConfig("exec: [/bin/true]\nensure_file: /tmp\n", "e.yaml", 2);
+  EXPECT_EQ(Joined(shape),
+            "e.yaml:1:7: 'exec' must be a mapping (allowed_commands), got a list\n"
+            "e.yaml:2:14: 'ensure_file' must be a mapping (allowed_dirs, allow_special_modes), "
+            "got '/tmp'\n");
+}
+
+TEST(AgentConfigTest, EnableIntentAddsBuiltinsOnce) {
+  AgentConfig c = DefaultAgentConfig(1);
+  AgentOverrides o = WithNodeId("n1");
+  o.enable_intents = {"exec", "noop", "exec"};
+  ASSERT_TRUE(ApplyAgentOverrides(c, o).ok());
+  EXPECT_EQ(c.enabled_intents, (std::vector<std::string>{"collect_metrics", "ensure_file", "noop",
+                                                         "sleep", "exec"}));
+
+  AgentConfig d = DefaultAgentConfig(1);
+  o.enable_intents = {"exec", "format_disk"};
+  Status s = ApplyAgentOverrides(d, o);
+  EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(s.message(), "--enable-intent 'format_disk': not a built-in intent (built-ins: "
+                         "collect_metrics, ensure_file, exec, noop, sleep)");
+  EXPECT_EQ(d, DefaultAgentConfig(1));  // untouched
 }
 
 TEST(AgentConfigTest, OverridesApplyOnTopOfTheFile) {
@@ -261,6 +320,35 @@ TEST(AgentConfigTest, BadFilesGiveTheExpectedDiagnostics) {
     ++cases;
   }
   EXPECT_GE(cases, 5);
+}
+
+TEST(AgentConfigTest, TlsFromFileAndFlagsNeedsAllThree) {
+  ParsedAgentConfig good = ParseAgentConfig(
+      "node_id: w1\ntls: {cert: /etc/apollo/w1.pem, key: /etc/apollo/w1-key.pem, ca: ca.pem}\n",
+      "a.yaml", 2);
+  ASSERT_TRUE(good.ok()) << Joined(good);
+  EXPECT_EQ(good.config.tls,
+            (tls::TlsPaths{"/etc/apollo/w1.pem", "/etc/apollo/w1-key.pem", "ca.pem"}));
+  EXPECT_EQ(Joined(ParseAgentConfig("tls:\n  cert: /a.pem\n  ca: /c.pem\n", "a.yaml", 2)),
+            "a.yaml:2:3: 'tls' needs cert, key and ca together; missing: key\n");
+  EXPECT_EQ(Joined(ParseAgentConfig("tls: {cert: /a, key: /k, ca: /c, kee: /x}\n", "a.yaml", 2)),
+            "a.yaml:1:34: unknown field 'kee' in tls; did you mean 'key'?\n");
+
+  AgentConfig c = good.config;
+  AgentOverrides o = WithNodeId("w1");
+  o.tls_ca = "/flag/ca.pem";
+  ASSERT_TRUE(ApplyAgentOverrides(c, o).ok());
+  EXPECT_EQ(c.tls.ca, "/flag/ca.pem");
+  EXPECT_EQ(c.tls.cert, "/etc/apollo/w1.pem");
+
+  AgentConfig d = DefaultAgentConfig(2);
+  AgentOverrides half = WithNodeId("w1");
+  half.tls_cert = "/w1.pem";
+  Status s = ApplyAgentOverrides(d, half);
+  EXPECT_EQ(s.message(),
+            "TLS needs --tls-cert, --tls-key and --tls-ca together (or all three in the config's "
+            "tls block); missing: --tls-key, --tls-ca");
+  EXPECT_FALSE(d.tls.any());
 }
 
 TEST(AgentConfigTest, HostileInputIsReportedNeverThrown) {

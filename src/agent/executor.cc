@@ -19,6 +19,7 @@ bool TestDisableClaimCheck() {
 // Shared between runs_ (so Cancel and Progress can reach it) and the worker
 // executing it; whichever lets go last frees it.
 struct Executor::Run {
+  explicit Run(const Clock& clock) : progress(nullptr, &clock) {}
   IntentRequest request;
   CancelToken token;
   ProgressSink progress;
@@ -146,7 +147,7 @@ Result<std::string> Executor::Recover() {
   }
   for (const auto& [task_id, attempt] : interrupted) {
     auto r = Log(MakeEvent(task_id, attempt, EventType::kFailed,
-                           {{"error", "interrupted by agent restart"}}));
+                           {{"error", "interrupted by agent restart"}, {"kind", "transient"}}));
     if (!r.ok()) return r.status();
   }
   return note;
@@ -195,7 +196,7 @@ Result<std::vector<Delivery>> Executor::DeliverBatch(const std::vector<IntentReq
       const LocalTask known = *table_.Find(req.task_id);
       switch (claim) {
         case Claim::kNew: {
-          auto run = std::make_shared<Run>();
+          auto run = std::make_shared<Run>(clock_);
           run->request = req;
           runs_[req.task_id] = run;
           claimed.push_back(i);
@@ -308,7 +309,7 @@ void Executor::Execute(const std::shared_ptr<Run>& run) {
   if (run->token.stopped()) {
     result = HandlerResult::Stopped(run->token.reason());
   } else if (auto handler = registry_.NewHandler(req.intent); !handler.ok()) {
-    result = UnknownIntentResult(req.intent);
+    result = UnavailableIntentResult(req.intent, handler.status());
   } else {
     HandlerContext ctx;
     ctx.task_id = req.task_id;
@@ -332,6 +333,7 @@ void Executor::Execute(const std::shared_ptr<Run>& run) {
       break;
     case Outcome::kFailed:
       payload["error"] = result.error;
+      payload["kind"] = result.permanent ? "permanent" : "transient";
       break;
     case Outcome::kCancelled:
       type = EventType::kCancelled;
@@ -366,9 +368,10 @@ std::optional<TaskProgress> Executor::Progress(const std::string& task_id) const
   const Run& run = *it->second;
   TaskProgress p{task_id, run.request.attempt, run.started, -1, {}};
   agent::Progress latest = run.progress.Latest();
-  if (!latest.message.empty() || latest.fraction > 0) {
+  if (latest.at != TimePoint{} || !latest.message.empty() || latest.fraction > 0) {
     p.fraction = latest.fraction;
     p.message = latest.message;
+    p.reported_at = latest.at;
   }
   return p;
 }

@@ -14,6 +14,11 @@
 // every task that was claimed but not finished as FAILED "interrupted by
 // agent restart" (its handler is gone; the center's retry policy decides).
 //
+// FAILED events carry "kind" next to "error" in their JSON payload:
+// "permanent" when retrying cannot help (unknown or disabled intent, bad
+// params, refused by this node's policy: HandlerResult::permanent), else
+// "transient". See handlers/README.md.
+//
 // Thread-safety: every public method is thread-safe.
 
 #include <atomic>
@@ -70,6 +75,7 @@ struct TaskProgress {
   bool started = false;   // false: queued
   double fraction = -1;   // -1: never reported
   std::string message;
+  TimePoint reported_at{};  // when the handler last reported; epoch: never
 };
 
 class Executor {

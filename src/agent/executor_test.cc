@@ -279,8 +279,61 @@ TEST_F(ExecutorTest, TimeoutAndUnknownIntent) {
   ASSERT_TRUE(executor_->Deliver(Intent("what", "launch_rockets")).ok());
   ASSERT_TRUE(link_->WaitFor("what", EventType::kFailed));
   auto failed = link_->Of("what", EventType::kFailed);
-  EXPECT_NE(failed[0].payload.find("unknown intent"), std::string::npos) << failed[0].payload;
+  auto payload = nlohmann::json::parse(failed[0].payload);
+  EXPECT_EQ(payload["error"], "unknown intent launch_rockets");
+  EXPECT_EQ(payload["kind"], "permanent");
   ASSERT_TRUE(link_->WaitFor("slow", EventType::kTimeout, std::chrono::seconds(10)));
+}
+
+// "kind" in a FAILED payload tells the center whether a retry can help.
+TEST_F(ExecutorTest, FailedEventsSayWhetherTheFailureIsPermanent) {
+  HandlerConfig config;  // the default: exec is off
+  auto reg = HandlerRegistry::Create(config);
+  ASSERT_TRUE(reg.ok());
+  registry_ = std::move(*reg);
+  Start();
+  const std::string marker = (dir_.parent_path() / ("apollo-exec-marker-" +
+                                                    std::to_string(::getpid()))).string();
+  ASSERT_TRUE(executor_->Deliver(Intent("off", "exec", {{"argv", {"touch", marker}}})).ok());
+  ASSERT_TRUE(executor_->Deliver(Intent("bad", "sleep", {{"seconds", "soon"}})).ok());
+  ASSERT_TRUE(link_->WaitFor("off", EventType::kFailed));
+  ASSERT_TRUE(link_->WaitFor("bad", EventType::kFailed));
+  auto off = nlohmann::json::parse(link_->Of("off", EventType::kFailed)[0].payload);
+  EXPECT_EQ(off["error"].get<std::string>().rfind("exec is disabled on this node", 0), 0u) << off;
+  EXPECT_EQ(off["kind"], "permanent");
+  EXPECT_FALSE(fs::exists(marker)) << "a disabled exec ran";
+  auto bad = nlohmann::json::parse(link_->Of("bad", EventType::kFailed)[0].payload);
+  EXPECT_EQ(bad["kind"], "permanent") << bad;
+
+  executor_.reset();
+  wal_.reset();
+  config.enabled_builtins.push_back("exec");
+  reg = HandlerRegistry::Create(config);
+  ASSERT_TRUE(reg.ok());
+  registry_ = std::move(*reg);
+  Start();
+  ASSERT_TRUE(executor_->Deliver(Intent("exit3", "exec", {{"argv", {"sh", "-c", "exit 3"}}})).ok());
+  ASSERT_TRUE(link_->WaitFor("exit3", EventType::kFailed));
+  auto exit3 = nlohmann::json::parse(link_->Of("exit3", EventType::kFailed)[0].payload);
+  EXPECT_EQ(exit3["error"], "exec: exited with code 3");
+  EXPECT_EQ(exit3["kind"], "transient");
+}
+
+TEST_F(ExecutorTest, ProgressCarriesWhenItWasReported) {
+  Start();
+  ASSERT_TRUE(executor_->Deliver(Intent("nap", "sleep", {{"seconds", 30}})).ok());
+  ASSERT_TRUE(WaitStarted("nap"));
+  std::optional<TaskProgress> p;
+  for (int i = 0; i < 2000 && !(p && p->reported_at != TimePoint{}); ++i) {
+    p = executor_->Progress("nap");
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  ASSERT_TRUE(p.has_value());
+  EXPECT_NE(p->reported_at, TimePoint{});
+  EXPECT_LE(p->reported_at, clock_.Now());
+  EXPECT_EQ(p->message.rfind("sleeping", 0) == 0 || p->message.rfind("slept", 0) == 0, true)
+      << p->message;
+  ASSERT_TRUE(executor_->Cancel("nap", 0).ok());
 }
 
 TEST_F(ExecutorTest, RestartKeepsResultsAndSequenceNumbers) {

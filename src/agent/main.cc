@@ -15,6 +15,7 @@
 #include "agent/wal/wal.h"
 #include "agent/wal_dump.h"
 #include "core/version.h"
+#include "tls/tls_files.h"
 
 namespace {
 
@@ -45,8 +46,43 @@ class OffsetClock final : public apollo::Clock {
   apollo::Duration offset_;
 };
 
+// "a, b, c", or `none` for an empty list.
+std::string Joined(const std::vector<std::string>& items, const char* none = "none") {
+  std::string out;
+  for (const auto& i : items) out += (out.empty() ? "" : ", ") + i;
+  return out.empty() ? none : out;
+}
+
+// The TLS files of `config`, checked (nullopt without TLS). False after
+// printing why they cannot be used. A certificate for another node is only
+// warned about: the center is the one that refuses it (and says so).
+bool LoadTls(const AgentConfig& config, const apollo::Clock& clock,
+             std::optional<apollo::tls::TlsMaterial>* out) {
+  if (!config.tls.complete()) return true;
+  apollo::tls::TlsSettingNames names{"--tls-cert/tls.cert", "--tls-key/tls.key",
+                                     "--tls-ca/tls.ca"};
+  auto m = apollo::tls::LoadTlsMaterial(config.tls, clock.Now(), names);
+  if (!m.ok()) {
+    std::cerr << "edge-agent: " << m.status().message() << "\n";
+    return false;
+  }
+  for (const std::string& w : m->warnings) std::cerr << "edge-agent: WARNING: " << w << "\n";
+  if (m->node_id != config.node_id) {
+    std::cerr << "edge-agent: WARNING: " << config.tls.cert << " is "
+              << (m->node_id.empty() ? "not a node certificate"
+                                     : "the certificate of node " + m->node_id)
+              << ", but this agent is " << config.node_id
+              << ": the orchestrator will refuse it (apollo-cli tls cert create --node "
+              << config.node_id << ")\n";
+  }
+  *out = std::move(*m);
+  return true;
+}
+
 int Run(const AgentConfig& config, const TestKnobs& knobs) {
   OffsetClock clock{std::chrono::seconds(knobs.clock_offset_s)};
+  std::optional<apollo::tls::TlsMaterial> tls;
+  if (!LoadTls(config, clock, &tls)) return 2;
   std::error_code ec;
   std::filesystem::create_directories(config.state_dir, ec);
 
@@ -74,18 +110,28 @@ int Run(const AgentConfig& config, const TestKnobs& knobs) {
   handler_config.external = config.handlers;
   handler_config.process.kill_grace =
       std::chrono::duration_cast<std::chrono::milliseconds>(config.kill_grace);
+  handler_config.metrics_paths = config.metrics_paths;
+  handler_config.exec.allowed_commands = config.exec.allowed_commands;
+  handler_config.ensure_file.allowed_dirs = config.ensure_file.allowed_dirs;
+  handler_config.ensure_file.allow_special_modes = config.ensure_file.allow_special_modes;
   auto registry = apollo::agent::HandlerRegistry::Create(handler_config);
   if (!registry.ok()) {
     std::cerr << "edge-agent: " << registry.status().message() << "\n";
     return 2;
   }
+  std::cerr << "edge-agent: intents: " << Joined((*registry)->Intents()) << "; disabled here: "
+            << Joined((*registry)->DisabledIntents()) << "; exec allowed_commands: "
+            << Joined(config.exec.allowed_commands, "any") << "; ensure_file allowed_dirs: "
+            << Joined(config.ensure_file.allowed_dirs) << "\n";
 
   apollo::agent::SessionOptions session_options;
   session_options.node_id = config.node_id;
   session_options.orchestrator = config.orchestrator.ToString();
+  session_options.tls = tls;
   session_options.labels = config.labels;
   session_options.groups = config.groups;
   session_options.intents = (*registry)->Intents();
+  session_options.disabled_intents = (*registry)->DisabledIntents();
   session_options.agent_version = apollo::kVersion;
   session_options.heartbeat_interval = config.heartbeat_interval;
   session_options.autonomy_window = config.autonomy_window;
@@ -112,7 +158,8 @@ int Run(const AgentConfig& config, const TestKnobs& knobs) {
     return 1;
   }
   std::cerr << "edge-agent " << apollo::kVersion << " node " << config.node_id << ": " << *note
-            << "; dialling " << session_options.orchestrator << "\n";
+            << "; dialling " << session_options.orchestrator << (tls ? " (mutual TLS)" : "")
+            << "\n";
   session.Start();
 
   sigset_t set;
@@ -148,6 +195,14 @@ int main(int argc, char** argv) {
   app.add_option("--orchestrator", o.orchestrator, "host:port of the orchestrator");
   app.add_option("--wal-path", o.wal_path, "write-ahead log directory");
   app.add_option("--state-dir", o.state_dir, "state directory");
+  app.add_option("--tls-cert", o.tls_cert,
+                 "this node's certificate (PEM; apollo-cli tls cert create --node NODE_ID)");
+  app.add_option("--tls-key", o.tls_key, "the private key of --tls-cert (PEM)");
+  app.add_option("--tls-ca", o.tls_ca,
+                 "CA certificate (PEM) the orchestrator's certificate must chain to");
+  app.add_option("--enable-intent", o.enable_intents,
+                 "run this built-in intent although it is off by default or in the config, "
+                 "e.g. exec (repeatable)");
   TestKnobs knobs;
   app.add_option("--test-autonomy-window-ms", knobs.autonomy_window_ms)->group("");
   app.add_option("--test-snapshot-delay-ms", knobs.snapshot_delay_ms)->group("");

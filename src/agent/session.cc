@@ -146,8 +146,15 @@ void Session::Loop() {
   args.SetInt(GRPC_ARG_KEEPALIVE_TIME_MS, std::max(1000, ms(options_.heartbeat_interval)));
   args.SetInt(GRPC_ARG_KEEPALIVE_TIMEOUT_MS, std::max(1000, ms(options_.heartbeat_interval)));
   args.SetInt(GRPC_ARG_HTTP2_MAX_PINGS_WITHOUT_DATA, 0);
-  auto channel = grpc::CreateCustomChannel(options_.orchestrator,
-                                           grpc::InsecureChannelCredentials(), args);
+  std::shared_ptr<grpc::ChannelCredentials> creds = grpc::InsecureChannelCredentials();
+  if (options_.tls) {
+    grpc::SslCredentialsOptions tls;
+    tls.pem_root_certs = options_.tls->ca_pem;
+    tls.pem_cert_chain = options_.tls->cert_pem;
+    tls.pem_private_key = options_.tls->key_pem;
+    creds = grpc::SslCredentials(tls);
+  }
+  auto channel = grpc::CreateCustomChannel(options_.orchestrator, creds, args);
   auto stub = apollo::v1::AgentGateway::NewStub(channel);
   for (;;) {
     {
@@ -186,6 +193,7 @@ void Session::RunSession(apollo::v1::AgentGateway::Stub& stub) {
   h->mutable_labels()->insert(options_.labels.begin(), options_.labels.end());
   for (const auto& g : options_.groups) h->add_groups(g);
   for (const auto& i : options_.intents) h->add_intents(i);
+  for (const auto& i : options_.disabled_intents) h->add_disabled_intents(i);
   h->set_agent_version(options_.agent_version);
   h->set_durable_seq(wal_.last_seq());
   h->set_acked_seq(wal_.acked_seq());
@@ -197,8 +205,10 @@ void Session::RunSession(apollo::v1::AgentGateway::Stub& stub) {
       int64_t ms = std::atoll(st.error_details().c_str());
       retry_after_ms_.store(ms > 0 ? ms : 1000);
     }
+    NoteFailedStart(st);
     return;
   }
+  last_failure_.clear();
   uint64_t stored = welcome.welcome().stored_seq();
   const uint64_t logged = wal_.last_seq();
   if (stored > logged) {
@@ -248,6 +258,34 @@ void Session::RunSession(apollo::v1::AgentGateway::Stub& stub) {
   ctx->TryCancel();
   writer.join();
   stream->Finish();
+}
+
+void Session::NoteFailedStart(const grpc::Status& st) {
+  std::string line;
+  switch (st.error_code()) {
+    case grpc::StatusCode::PERMISSION_DENIED:
+    case grpc::StatusCode::UNAUTHENTICATED:
+      // Retrying soon cannot help (wrong certificate for this node id): come
+      // back rarely, each time raising an alert at the center.
+      retry_after_ms_.store(
+          std::chrono::duration_cast<std::chrono::milliseconds>(options_.max_backoff).count());
+      line = "the center refused this agent: " + st.error_message();
+      break;
+    case grpc::StatusCode::UNAVAILABLE:
+      // Plaintext: the center is down or restarting, nothing to say. With
+      // TLS it may also be a refused handshake (wrong CA, name mismatch).
+      if (options_.tls) {
+        line = "cannot open a TLS session with " + options_.orchestrator + ": " +
+               st.error_message() +
+               " (if the center is up, check that its certificate chains to --tls-ca and names "
+               "this address, and that this agent's certificate is signed by its CA)";
+      }
+      break;
+    default: break;
+  }
+  if (line.empty() || line == last_failure_) return;
+  last_failure_ = line;
+  Log(line);
 }
 
 AgentMessage Session::Heartbeat() const {
@@ -356,6 +394,7 @@ void Session::Handle(const CenterMessage& msg) {
           r->set_running(true);
           r->set_fraction(p->fraction);
           r->set_message(p->message);
+          if (p->reported_at != TimePoint{}) r->set_last_progress_us(ToUnixMicros(p->reported_at));
         }
       }
       Enqueue(std::move(reply));

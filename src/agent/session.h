@@ -19,6 +19,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -27,15 +28,21 @@
 #include "agent/executor.h"
 #include "agent/wal/wal.h"
 #include "apollo/v1/agent.grpc.pb.h"
+#include "tls/tls_files.h"
 
 namespace apollo::agent {
 
 struct SessionOptions {
   std::string node_id;
   std::string orchestrator = "127.0.0.1:7011";
+  // Mutual TLS to the center with these files (LoadTlsMaterial checked
+  // them); nullopt: plaintext. The center refuses the Hello unless the
+  // certificate is this node's.
+  std::optional<tls::TlsMaterial> tls;
   std::map<std::string, std::string> labels;
   std::vector<std::string> groups;
-  std::vector<std::string> intents;
+  std::vector<std::string> intents;           // what this agent runs
+  std::vector<std::string> disabled_intents;  // built-ins turned off here (e.g. exec)
   std::string agent_version;
   Duration heartbeat_interval = std::chrono::seconds(10);
   // Cut off from the center this long, the agent turns conservative:
@@ -102,6 +109,10 @@ class Session final : public EventSink {
   void Log(const std::string& line) const {
     if (options_.log) options_.log(line);
   }
+  // Logs why a session could not start when it is worth an operator's
+  // attention (the center refused this agent; a TLS link failed), once per
+  // distinct reason; a refusal also backs off to max_backoff.
+  void NoteFailedStart(const grpc::Status& status);
   // Waits up to `d` unless Stop() is called; returns false if stopping.
   bool SleepFor(Duration d);
   apollo::v1::AgentMessage Heartbeat() const;
@@ -120,6 +131,7 @@ class Session final : public EventSink {
   std::atomic<int64_t> last_contact_us_{0};       // connected, or last disconnect
   std::atomic<int64_t> retry_after_ms_{0};        // the center's admission control
   std::atomic<uint64_t> sessions_{0};
+  std::string last_failure_;  // the session thread only: NoteFailedStart's last line
 
   std::mutex mu_;
   std::condition_variable cv_;

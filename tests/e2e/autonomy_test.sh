@@ -14,8 +14,8 @@ start_proxy
 # Each session's snapshot is held back 3 s so the window between reconnect
 # and reconciliation (the agent still conservative) is long enough to watch.
 agent() {
-  start_agent edge-1 --config "$E2E_DIR/agent.yaml" --test-autonomy-window-ms 1500 \
-    --test-snapshot-delay-ms 3000
+  start_agent edge-1 --config "$E2E_DIR/agent.yaml" --enable-intent exec \
+    --test-autonomy-window-ms 1500 --test-snapshot-delay-ms 3000
 }
 agent
 wait_until 20 "agent connected" all_connected edge-1

@@ -84,13 +84,17 @@ start_orchestrator() {
 # fault proxy in front of the orchestrator), else the orchestrator itself.
 # Agents reconnect within ~2 s here (shipped default: up to 30 s of jittered
 # backoff), so a restarted orchestrator is rejoined in a bounded time.
-# A test passing its own --config sets its own.
+# The tests' tasks run exec and write under /tmp, both off in the shipped
+# config, so this one enables them. A test passing its own --config sets
+# its own.
 start_agent() {
   local node=$1; shift
   local cfg=()
   if [[ " $* " != *" --config "* ]]; then
     [ -f "$E2E_DIR/e2e-agent.yaml" ] ||
-      printf 'reconnect: {initial_backoff_ms: 200, max_backoff_ms: 2000}\n' >"$E2E_DIR/e2e-agent.yaml"
+      printf 'reconnect: {initial_backoff_ms: 200, max_backoff_ms: 2000}\n%s\n%s\n' \
+        'enabled_intents: [collect_metrics, ensure_file, exec, noop, sleep]' \
+        'ensure_file: {allowed_dirs: [/tmp]}' >"$E2E_DIR/e2e-agent.yaml"
     cfg=(--config "$E2E_DIR/e2e-agent.yaml")
   fi
   "$BIN/edge-agent" --node-id "$node" --orchestrator "127.0.0.1:${AGENT_PORT:-$ORCH_PORT}" \

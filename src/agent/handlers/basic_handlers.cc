@@ -27,10 +27,10 @@ class SleepHandler final : public Handler {
  public:
   HandlerResult Run(const HandlerContext& ctx) override {
     Status st = CheckParamsObject("sleep", ctx.params);
-    if (!st.ok()) return HandlerResult::Failed(st.message());
+    if (!st.ok()) return HandlerResult::Refused(st.message());
     auto seconds = OptionalNumber("sleep", ctx.params, "seconds", 0, kMaxSleepSeconds);
-    if (!seconds.ok()) return HandlerResult::Failed(seconds.status().message());
-    if (!seconds->has_value()) return HandlerResult::Failed("sleep: params.seconds is required");
+    if (!seconds.ok()) return HandlerResult::Refused(seconds.status().message());
+    if (!seconds->has_value()) return HandlerResult::Refused("sleep: params.seconds is required");
     const double total = **seconds;
     const StopCondition stop = ctx.Stop();
     const TimePoint start = ctx.clock->Now();

@@ -44,7 +44,9 @@ class Supervisor {
              const ChildCallbacks& callbacks)
       : spec_(spec), child_(std::move(child)), stop_(stop),
         out_tail_(spec.tail_bytes), err_tail_(spec.tail_bytes),
-        lines_(spec.max_line_bytes, callbacks.on_stdout_line) {}
+        lines_(spec.max_line_bytes, callbacks.on_stdout_line),
+        hiding_(out_tail_, callbacks.hidden_prefix, spec.max_line_bytes, callbacks.hide_line),
+        hide_lines_(!callbacks.hidden_prefix.empty() && callbacks.hide_line) {}
 
   ChildOutcome Run();
 
@@ -66,6 +68,8 @@ class Supervisor {
   const StopCondition& stop_;
   TailBuffer out_tail_, err_tail_;
   LineSplitter lines_;
+  HidingTail hiding_;  // feeds out_tail_ when hide_lines_
+  const bool hide_lines_;
   size_t stdin_written_ = 0;
   bool term_sent_ = false;
   Steady::time_point kill_at_;
@@ -81,6 +85,7 @@ ChildOutcome Supervisor::Run() {
   StopGroupForLeftovers();
   DrainPipes();
   lines_.Finish();
+  if (hide_lines_) hiding_.Finish();
   outcome_.stdout_tail = out_tail_.Tail();
   outcome_.stderr_tail = err_tail_.Tail();
   outcome_.stdout_truncated = out_tail_.truncated();
@@ -245,7 +250,11 @@ void Supervisor::ReadFrom(UniqueFd& fd, TailBuffer& tail, bool is_stdout) {
       return;
     }
     std::string_view chunk(buf, static_cast<size_t>(r));
-    tail.Append(chunk);
+    if (is_stdout && hide_lines_) {
+      hiding_.Feed(chunk);
+    } else {
+      tail.Append(chunk);
+    }
     if (is_stdout) lines_.Feed(chunk);
   }
 }

@@ -5,10 +5,11 @@
 //
 // The child runs argv directly (execve after a PATH lookup; no shell unless
 // argv names one) in a process group of its own, with every fd but its
-// three pipes closed. The parent writes `stdin_data` and closes stdin, polls
-// stdout and stderr together (so neither pipe can fill up and deadlock the
-// child), keeps a bounded tail of each and hands complete stdout lines to a
-// callback.
+// three pipes closed. Its environment is the agent's plus `env_overrides`,
+// or, without `inherit_env`, `env_overrides` alone. The parent writes
+// `stdin_data` and closes stdin, polls stdout and stderr together (so
+// neither pipe can fill up and deadlock the child), keeps a bounded tail of
+// each and hands complete stdout lines to a callback.
 //
 // Stopping: when the StopCondition trips (cancel or deadline), the whole
 // group gets SIGTERM, then SIGKILL after `kill_grace`. When the child exits
@@ -44,7 +45,10 @@ inline constexpr size_t kDefaultTailBytes = 4096;
 
 struct ChildSpec {
   std::vector<std::string> argv;                     // non-empty
+  // What to execve; empty: argv[0], looked up on the child's PATH.
+  std::string executable;
   std::map<std::string, std::string> env_overrides;  // added to the agent's env
+  bool inherit_env = true;                           // false: env_overrides only
   std::string cwd;                                   // empty: the agent's cwd
   std::string stdin_data;                            // written, then stdin closed
   size_t tail_bytes = kDefaultTailBytes;             // per stream
@@ -69,6 +73,11 @@ struct ChildOutcome {
 struct ChildCallbacks {
   std::function<void(pid_t pid)> on_started;          // may be empty
   std::function<void(std::string_view line)> on_stdout_line;  // may be empty
+  // Lines of stdout that begin with `hidden_prefix` and for which
+  // `hide_line` returns true are left out of stdout_tail (they still reach
+  // on_stdout_line): exec's "::progress::" lines. Empty: stdout as written.
+  std::string hidden_prefix;
+  std::function<bool(std::string_view line)> hide_line;
 };
 
 // Errors (no child is left running after any of them):

@@ -164,10 +164,12 @@ struct ExecArgs {
 };
 
 Result<ExecArgs> BuildExecArgs(const ChildSpec& spec) {
-  std::map<std::string, std::string> env = MergedEnv(spec.env_overrides);
+  std::map<std::string, std::string> env =
+      spec.inherit_env ? MergedEnv(spec.env_overrides) : spec.env_overrides;
   auto path_it = env.find("PATH");
-  Result<std::string> exe =
-      ResolveExecutable(spec.argv[0], path_it != env.end() ? path_it->second : kDefaultPath);
+  Result<std::string> exe = ResolveExecutable(
+      spec.executable.empty() ? spec.argv[0] : spec.executable,
+      path_it != env.end() ? path_it->second : kDefaultPath);
   if (!exe.ok()) return exe.status();
   ExecArgs args{*exe, spec.argv, spec.argv.size()};
   for (const auto& [k, v] : env) args.strings.push_back(k + "=" + v);

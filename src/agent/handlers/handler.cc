@@ -31,6 +31,12 @@ HandlerResult HandlerResult::Failed(std::string error, nlohmann::json detail) {
   return r;
 }
 
+HandlerResult HandlerResult::Refused(std::string error, nlohmann::json detail) {
+  HandlerResult r = Failed(std::move(error), std::move(detail));
+  r.permanent = true;
+  return r;
+}
+
 HandlerResult HandlerResult::Stopped(StopReason reason, nlohmann::json detail) {
   HandlerResult r;
   r.outcome = reason == StopReason::kTimeout ? Outcome::kTimeout : Outcome::kCancelled;
@@ -42,10 +48,12 @@ HandlerResult HandlerResult::Stopped(StopReason reason, nlohmann::json detail) {
 void ProgressSink::Report(double fraction, std::string message) {
   if (std::isnan(fraction)) fraction = 0.0;
   fraction = std::clamp(fraction, 0.0, 1.0);
+  const TimePoint at = clock_ != nullptr ? clock_->Now() : TimePoint{};
   {
     std::lock_guard<std::mutex> lock(mu_);
     latest_.fraction = fraction;
     latest_.message = message;
+    latest_.at = at;
   }
   if (callback_) callback_(fraction, std::move(message));
 }

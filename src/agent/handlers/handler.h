@@ -14,7 +14,10 @@
 //  - returns CANCELLED / TIMEOUT promptly after the token trips or the
 //    deadline passes, having stopped everything it started (processes
 //    included);
-//  - bad params are FAILED with a message naming the param, not a crash.
+//  - bad params are FAILED with a message naming the param, not a crash,
+//    and marked permanent (HandlerResult::Refused): the same intent would
+//    fail the same way on every retry. So is an intent this node's policy
+//    refuses (a command not allowed, a path outside allowed_dirs).
 //
 // Thread-safety: a Handler instance serves one run at a time (the registry
 // makes a fresh one per run). ProgressSink is thread-safe.
@@ -45,10 +48,19 @@ struct HandlerResult {
   nlohmann::json result = nlohmann::json::object();  // SUCCEEDED: the result
   std::string error;                                 // FAILED: why
   nlohmann::json detail = nlohmann::json::object();  // any outcome: extra facts
+  // FAILED only: retrying cannot help (bad params, refused by this node's
+  // policy, unknown or disabled intent). The executor reports it as
+  // "kind": "permanent" in the FAILED event, so the center does not retry.
+  bool permanent = false;
 
   static HandlerResult Succeeded(nlohmann::json result);
+  // A failure that may go away (a command exiting non-zero, a missing
+  // directory): the center's retry policy decides.
   static HandlerResult Failed(std::string error,
                               nlohmann::json detail = nlohmann::json::object());
+  // A permanent failure: the intent was refused before it changed anything.
+  static HandlerResult Refused(std::string error,
+                               nlohmann::json detail = nlohmann::json::object());
   // CANCELLED or TIMEOUT for `reason` (precondition: reason != kNone).
   static HandlerResult Stopped(StopReason reason,
                                nlohmann::json detail = nlohmann::json::object());
@@ -57,17 +69,20 @@ struct HandlerResult {
 struct Progress {
   double fraction = 0.0;  // in [0, 1]
   std::string message;
+  TimePoint at{};         // when it was reported (sink's clock); epoch: never
 };
 
 using ProgressCallback = std::function<void(double fraction, std::string message)>;
 
 // Keeps the latest progress of one run, so the executor can answer a
 // ProgressQuery at any time, and forwards each report to an optional
-// callback (called on the reporting thread, outside the lock).
+// callback (called on the reporting thread, outside the lock). With a
+// clock (not owned; must outlive the sink) each report is stamped, so the
+// center can tell a run that still moves from one that stalled.
 class ProgressSink {
  public:
-  explicit ProgressSink(ProgressCallback callback = nullptr)
-      : callback_(std::move(callback)) {}
+  explicit ProgressSink(ProgressCallback callback = nullptr, const Clock* clock = nullptr)
+      : callback_(std::move(callback)), clock_(clock) {}
 
   // Clamps fraction to [0, 1] (NaN becomes 0).
   void Report(double fraction, std::string message);
@@ -75,6 +90,7 @@ class ProgressSink {
 
  private:
   ProgressCallback callback_;
+  const Clock* clock_;
   mutable std::mutex mu_;
   Progress latest_;  // guarded by mu_
 };

@@ -141,11 +141,11 @@ class CollectMetricsHandler final : public Handler {
 
   HandlerResult Run(const HandlerContext& ctx) override {
     Status st = CheckParamsObject("collect_metrics", ctx.params);
-    if (!st.ok()) return HandlerResult::Failed(st.message());
+    if (!st.ok()) return HandlerResult::Refused(st.message());
     auto paths = OptionalStringList("collect_metrics", ctx.params, "paths", false);
-    if (!paths.ok()) return HandlerResult::Failed(paths.status().message());
+    if (!paths.ok()) return HandlerResult::Refused(paths.status().message());
     auto sample_ms = OptionalNumber("collect_metrics", ctx.params, "sample_ms", 0, kMaxSampleMs);
-    if (!sample_ms.ok()) return HandlerResult::Failed(sample_ms.status().message());
+    if (!sample_ms.ok()) return HandlerResult::Refused(sample_ms.status().message());
 
     Result<CpuSample> first = ReadCpu(proc_);
     const auto wait = std::chrono::duration_cast<Duration>(

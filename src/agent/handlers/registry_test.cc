@@ -23,22 +23,41 @@ std::unique_ptr<HandlerRegistry> Registry(const HandlerConfig& config = {}) {
 
 HandlerResult RunIntent(const HandlerRegistry& registry, TestRun& run) {
   auto handler = registry.NewHandler(run.ctx.intent);
-  if (!handler.ok()) return UnknownIntentResult(run.ctx.intent);
+  if (!handler.ok()) return UnavailableIntentResult(run.ctx.intent, handler.status());
   return RunHandler(**handler, run.ctx);
 }
 
-TEST(HandlerRegistryTest, DefaultConfigEnablesEveryBuiltin) {
+TEST(HandlerRegistryTest, DefaultConfigEnablesEveryBuiltinButExec) {
   auto registry = Registry();
-  EXPECT_EQ(registry->Intents(), BuiltinIntentNames());
+  EXPECT_EQ(registry->Intents(), DefaultEnabledBuiltins());
+  EXPECT_EQ(registry->Intents(),
+            (std::vector<std::string>{"collect_metrics", "ensure_file", "noop", "sleep"}));
+  EXPECT_EQ(registry->DisabledIntents(), std::vector<std::string>{"exec"});
 }
 
-TEST(HandlerRegistryTest, UnknownIntentIsNotFoundAndFailed) {
+TEST(HandlerRegistryTest, DisabledBuiltinIsPermissionDeniedAndAPermanentFailure) {
+  auto registry = Registry();
+  auto handler = registry->NewHandler("exec");
+  EXPECT_EQ(handler.status().code(), StatusCode::kPermissionDenied);
+  EXPECT_EQ(handler.status().message(),
+            "exec is disabled on this node; enable it with 'enabled_intents' in the agent "
+            "config or with edge-agent --enable-intent exec");
+  TestRun run("exec", {{"argv", {"true"}}});
+  HandlerResult r = RunIntent(*registry, run);
+  EXPECT_EQ(r.outcome, Outcome::kFailed);
+  EXPECT_TRUE(r.permanent);
+  EXPECT_EQ(r.error.rfind("exec is disabled on this node", 0), 0u) << r.error;
+  EXPECT_EQ(r.detail["intent"], "exec");
+}
+
+TEST(HandlerRegistryTest, UnknownIntentIsNotFoundAndAPermanentFailure) {
   auto registry = Registry();
   auto handler = registry->NewHandler("format_disk");
   EXPECT_EQ(handler.status().code(), StatusCode::kNotFound);
   EXPECT_EQ(handler.status().message(), "unknown intent format_disk");
   HandlerResult r = UnknownIntentResult("format_disk");
   EXPECT_EQ(r.outcome, Outcome::kFailed);
+  EXPECT_TRUE(r.permanent);
   EXPECT_EQ(r.error, "unknown intent format_disk");
 }
 
@@ -48,8 +67,37 @@ TEST(HandlerRegistryTest, OnlyEnabledIntentsRun) {
   config.external = {{"rotate_logs", "/usr/local/lib/apollo/rotate_logs"}};
   auto registry = Registry(config);
   EXPECT_EQ(registry->Intents(), (std::vector<std::string>{"noop", "rotate_logs"}));
+  EXPECT_EQ(registry->DisabledIntents(),
+            (std::vector<std::string>{"collect_metrics", "ensure_file", "exec", "sleep"}));
   EXPECT_FALSE(registry->Has("exec"));
-  EXPECT_EQ(registry->NewHandler("exec").status().code(), StatusCode::kNotFound);
+  EXPECT_EQ(registry->NewHandler("exec").status().code(), StatusCode::kPermissionDenied);
+  EXPECT_EQ(registry->NewHandler("rotate").status().code(), StatusCode::kNotFound);
+}
+
+TEST(HandlerRegistryTest, EveryBuiltinCanBeEnabled) {
+  HandlerConfig config;
+  config.enabled_builtins = BuiltinIntentNames();
+  auto registry = Registry(config);
+  EXPECT_EQ(registry->Intents(), BuiltinIntentNames());
+  EXPECT_TRUE(registry->DisabledIntents().empty());
+}
+
+// The registry hands each handler the policy of the config.
+TEST(HandlerRegistryTest, PoliciesReachTheHandlers) {
+  testing::TempDir dir;
+  HandlerConfig config;
+  config.enabled_builtins = BuiltinIntentNames();
+  config.exec.allowed_commands = {"/usr/bin/true"};
+  auto registry = Registry(config);
+  TestRun touch("exec", {{"argv", {"touch", dir.File("ran")}}});
+  HandlerResult r = RunIntent(*registry, touch);
+  EXPECT_TRUE(r.permanent) << r.error;
+  EXPECT_NE(r.error.find("is not allowed on this node"), std::string::npos) << r.error;
+  TestRun write("ensure_file", {{"path", dir.File("f")}, {"content", "x"}});
+  r = RunIntent(*registry, write);
+  EXPECT_TRUE(r.permanent) << r.error;
+  EXPECT_NE(r.error.find("ensure_file.allowed_dirs"), std::string::npos) << r.error;
+  EXPECT_TRUE(dir.List().empty());
 }
 
 TEST(HandlerRegistryTest, BadConfigIsRejected) {
@@ -62,6 +110,15 @@ TEST(HandlerRegistryTest, BadConfigIsRejected) {
   HandlerConfig relative;
   relative.external = {{"x", "bin/x"}};
   EXPECT_EQ(HandlerRegistry::Create(relative).status().code(), StatusCode::kInvalidArgument);
+  for (const char* bad : {"bin/x", "/usr/bin/../x", "", "/a/./b"}) {
+    HandlerConfig command;
+    command.exec.allowed_commands = {bad};
+    EXPECT_EQ(HandlerRegistry::Create(command).status().code(), StatusCode::kInvalidArgument)
+        << bad;
+    HandlerConfig dir;
+    dir.ensure_file.allowed_dirs = {bad};
+    EXPECT_EQ(HandlerRegistry::Create(dir).status().code(), StatusCode::kInvalidArgument) << bad;
+  }
   HandlerRegistry registry;
   EXPECT_TRUE(registry.Register("a", [] { return NewNoopHandler(); }).ok());
   EXPECT_EQ(registry.Register("a", [] { return NewNoopHandler(); }).code(),
@@ -105,6 +162,7 @@ TEST(BasicHandlersTest, SleepBadParams) {
     TestRun run("sleep", params);
     HandlerResult r = RunIntent(*Registry(), run);
     EXPECT_EQ(r.outcome, Outcome::kFailed) << params.dump();
+    EXPECT_TRUE(r.permanent) << params.dump();
     EXPECT_EQ(r.error.rfind("sleep: params.seconds", 0), 0u) << r.error;
   }
 }
@@ -171,6 +229,17 @@ TEST(RunHandlerTest, AlreadyStoppedRunsNothing) {
   EXPECT_EQ(RunHandler(handler, run.ctx).outcome, Outcome::kTimeout);
   run.ctx.cancel = nullptr;
   EXPECT_EQ(RunHandler(handler, run.ctx).outcome, Outcome::kFailed);
+}
+
+TEST(ProgressSinkTest, StampsReportsWithItsClock) {
+  ManualClock clock;
+  clock.Advance(Duration(5s));
+  ProgressSink sink(nullptr, &clock);
+  EXPECT_EQ(sink.Latest().at, TimePoint{});
+  sink.Report(0.5, "half");
+  EXPECT_EQ(sink.Latest().at, clock.Now());
+  clock.Advance(Duration(2s));
+  EXPECT_NE(sink.Latest().at, clock.Now());
 }
 
 TEST(ProgressSinkTest, KeepsLatestAndClamps) {
