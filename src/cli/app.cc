@@ -18,9 +18,13 @@
 #include "cli/rpc_error.h"
 #include "cli/submit_command.h"
 #include "cli/task_commands.h"
+#include "cli/tls_command.h"
 #include "cli/validate_command.h"
 #include "cli/watch_command.h"
+#include "core/clock.h"
 #include "core/version.h"
+#include "tls/cert_authority.h"
+#include "tls/tls_files.h"
 
 namespace apollo::cli {
 
@@ -38,10 +42,13 @@ struct Parsed {
   ReconcileOptions reconcile;
   DlqOptions dlq;
   AlertOptions alert;
+  TlsOptions tls;
   std::string sync_node;
   // The chosen command, run after parsing succeeded.
   std::function<int(OrchestratorClient&, std::ostream&, std::ostream&)> command;
   bool offline = false;  // `task validate`: no client, no server
+  // `tls ...`: also offline, run instead of `command`.
+  std::function<int(std::ostream&, std::ostream&)> offline_command;
 };
 
 // A finite number of seconds, > 0 (or >= 0 with `allow_zero`). CLI11's own
@@ -164,6 +171,46 @@ void AddAlertCommands(CLI::App& app, Parsed& p) {
   OnParsed(l, p, p.alert, RunAlertList);
 }
 
+// `tls ca create` and `tls cert create`: the fleet's certificates, offline.
+void AddTlsCommands(CLI::App& app, Parsed& p) {
+  CLI::App* tls = app.add_subcommand("tls", "make the fleet's TLS certificates (offline)");
+  tls->require_subcommand(1);
+  auto common = [&p](CLI::App* c) {
+    c->add_option("--dir", p.tls.dir, "directory of the CA and the certificates")->required();
+    c->add_option("--days", p.tls.days, "validity in days (CA: 1825, certificates: 365)")
+        ->check(CLI::Range(1, tls::kMaxDays));
+    c->add_flag("--force", p.tls.force, "replace existing files");
+  };
+  auto run = [&p](int (*fn)(const TlsOptions&, TimePoint, std::ostream&, std::ostream&)) {
+    return [&p, fn] {
+      p.offline_command = [&p, fn](std::ostream& o, std::ostream& e) {
+        p.tls.output = p.global.output;
+        return fn(p.tls, RealClock().Now(), o, e);
+      };
+    };
+  };
+  CLI::App* ca = tls->add_subcommand("ca", "the certificate authority");
+  ca->require_subcommand(1);
+  CLI::App* ca_create = ca->add_subcommand("create", "make DIR/ca.pem and DIR/ca-key.pem");
+  common(ca_create);
+  ca_create->callback(run(RunTlsCaCreate));
+
+  CLI::App* cert = tls->add_subcommand("cert", "certificates signed by the CA in --dir");
+  cert->require_subcommand(1);
+  CLI::App* create = cert->add_subcommand(
+      "create", "make DIR/NAME.pem and DIR/NAME-key.pem: --server, --node ID or --client");
+  common(create);
+  create->add_flag("--server", p.tls.server, "the orchestrator's certificate (NAME: server)");
+  create->add_option("--node", p.tls.node,
+                     "an agent's certificate, bound to this node id (NAME: the node id)");
+  create->add_flag("--client", p.tls.client, "an operator's certificate for apollo-cli");
+  create->add_option("--name", p.tls.name, "file base name (required with --client)");
+  create->add_option("--host", p.tls.hosts,
+                     "a DNS name or IP the orchestrator is dialled at (repeatable; "
+                     "default localhost, 127.0.0.1)");
+  create->callback(run(RunTlsCertCreate));
+}
+
 void AddGlobalOptions(CLI::App& app, Parsed& p) {
   app.add_option("--server", p.global.server,
                  "orchestrator address host:port (default $APOLLO_SERVER, else 127.0.0.1:7011)");
@@ -171,12 +218,45 @@ void AddGlobalOptions(CLI::App& app, Parsed& p) {
       ->check(CLI::IsMember({"text", "json"}));
   app.add_option("--timeout", p.global.timeout_s, "RPC deadline in seconds (default 10)")
       ->check(Seconds(/*allow_zero=*/false));
+  app.add_option("--tls-ca", p.global.tls_ca,
+                 "CA certificate the orchestrator's must chain to (default $APOLLO_TLS_CA)");
+  app.add_option("--tls-cert", p.global.tls_cert,
+                 "this operator's certificate (default $APOLLO_TLS_CERT)");
+  app.add_option("--tls-key", p.global.tls_key,
+                 "the private key of --tls-cert (default $APOLLO_TLS_KEY)");
+}
+
+// The TLS files the global options name, read and checked; nullopt without
+// TLS. A usage problem (some but not all three) is reported as kExitUsage.
+std::optional<tls::TlsMaterial> ClientTls(const GlobalOptions& g, std::ostream& err, int* code) {
+  tls::TlsPaths paths{g.tls_cert, g.tls_key, g.tls_ca};
+  if (!paths.any()) return std::nullopt;
+  if (!paths.complete()) {
+    std::string missing;
+    for (std::string_view m : paths.Missing()) {
+      missing += (missing.empty() ? "--tls-" : ", --tls-") + std::string(m);
+    }
+    err << "apollo-cli: TLS needs --tls-ca, --tls-cert and --tls-key together (or $APOLLO_TLS_CA, "
+           "$APOLLO_TLS_CERT, $APOLLO_TLS_KEY); missing: "
+        << missing << "\n";
+    *code = kExitUsage;
+    return std::nullopt;
+  }
+  auto m = tls::LoadTlsMaterial(paths, RealClock().Now());
+  if (!m.ok()) {
+    *code = ReportError(m.status(), err);
+    return std::nullopt;
+  }
+  return *m;
 }
 
 int Run(const std::vector<std::string>& args, const CliEnv& env, std::ostream& out,
         std::ostream& err) {
   Parsed p;
   if (env.apollo_server && !env.apollo_server->empty()) p.global.server = *env.apollo_server;
+  if (env.apollo_tls_ca) p.global.tls_ca = *env.apollo_tls_ca;
+  if (env.apollo_tls_cert) p.global.tls_cert = *env.apollo_tls_cert;
+  if (env.apollo_tls_key) p.global.tls_key = *env.apollo_tls_key;
 
   CLI::App app{"apollo-cli: operate an Apollo-11 fleet"};
   app.set_version_flag("--version", std::string("apollo-cli ") + apollo::kVersion);
@@ -220,6 +300,7 @@ int Run(const std::vector<std::string>& args, const CliEnv& env, std::ostream& o
 
   AddBusCommands(app, p);
   AddAlertCommands(app, p);
+  AddTlsCommands(app, p);
 
   std::vector<const char*> argv;
   for (const auto& a : args) argv.push_back(a.c_str());
@@ -234,6 +315,7 @@ int Run(const std::vector<std::string>& args, const CliEnv& env, std::ostream& o
     p.validate.output = p.global.output;
     return RunValidate(p.validate, out, err);
   }
+  if (p.offline_command) return p.offline_command(out, err);
   if (!p.command) {
     err << "apollo-cli: no command given (see --help)\n";
     return kExitUsage;
@@ -242,7 +324,10 @@ int Run(const std::vector<std::string>& args, const CliEnv& env, std::ostream& o
     err << "apollo-cli: --server: empty address\n";
     return kExitUsage;
   }
-  OrchestratorClient client(p.global.server, p.global.timeout_s);
+  int code = kExitOk;
+  std::optional<tls::TlsMaterial> tls_files = ClientTls(p.global, err, &code);
+  if (code != kExitOk) return code;
+  OrchestratorClient client(p.global.server, p.global.timeout_s, tls_files);
   return p.command(client, out, err);
 }
 

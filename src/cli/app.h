@@ -1,8 +1,8 @@
 #pragma once
 
 // apollo-cli's command line: the CLI11 wiring of every command and of the
-// global options (--server, -o/--output, --timeout), run in-process so the
-// tests drive the whole tool against a fake server.
+// global options (--server, -o/--output, --timeout, --tls-*), run in-process
+// so the tests drive the whole tool against a fake server.
 
 #include <optional>
 #include <ostream>
@@ -15,6 +15,9 @@ namespace apollo::cli {
 // (no getenv below main).
 struct CliEnv {
   std::optional<std::string> apollo_server;  // $APOLLO_SERVER
+  std::optional<std::string> apollo_tls_ca = std::nullopt;    // $APOLLO_TLS_CA
+  std::optional<std::string> apollo_tls_cert = std::nullopt;  // $APOLLO_TLS_CERT
+  std::optional<std::string> apollo_tls_key = std::nullopt;   // $APOLLO_TLS_KEY
 };
 
 // Parses `args` (args[0] is the program name), runs the chosen command and

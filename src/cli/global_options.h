@@ -16,6 +16,12 @@ struct GlobalOptions {
   std::string server = kDefaultServer;
   std::string output = "text";                // "text" or "json"
   double timeout_s = kDefaultTimeoutSeconds;  // deadline of each unary RPC
+  // Mutual TLS (all three, or none: the orchestrator requires a client
+  // certificate once it has TLS). Precedence: the flag, then
+  // $APOLLO_TLS_CA / $APOLLO_TLS_CERT / $APOLLO_TLS_KEY.
+  std::string tls_ca;    // --tls-ca: the CA that signed the orchestrator's certificate
+  std::string tls_cert;  // --tls-cert: this operator's certificate
+  std::string tls_key;   // --tls-key: its private key
 
   bool json() const { return output == "json"; }
 };

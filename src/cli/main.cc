@@ -21,6 +21,9 @@ int main(int argc, char** argv) {
   gpr_set_log_function(DropGrpcLog);
   apollo::cli::CliEnv env;
   if (const char* s = std::getenv("APOLLO_SERVER")) env.apollo_server = s;
+  if (const char* s = std::getenv("APOLLO_TLS_CA")) env.apollo_tls_ca = s;
+  if (const char* s = std::getenv("APOLLO_TLS_CERT")) env.apollo_tls_cert = s;
+  if (const char* s = std::getenv("APOLLO_TLS_KEY")) env.apollo_tls_key = s;
   std::vector<std::string> args(argv, argv + argc);
   return apollo::cli::RunCli(args, env, std::cout, std::cerr);
 }

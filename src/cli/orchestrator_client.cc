@@ -11,13 +11,22 @@
 
 namespace apollo::cli {
 
-OrchestratorClient::OrchestratorClient(std::string server, double timeout_s)
-    : server_(std::move(server)), timeout_s_(timeout_s) {
+OrchestratorClient::OrchestratorClient(std::string server, double timeout_s,
+                                       const std::optional<tls::TlsMaterial>& tls)
+    : server_(std::move(server)), timeout_s_(timeout_s), tls_(tls.has_value()) {
   grpc::ChannelArguments args;
   // The CLI makes one call and exits: gRPC's transparent retries would only
   // hide an unreachable server behind the deadline.
   args.SetInt(GRPC_ARG_ENABLE_RETRIES, 0);
-  channel_ = grpc::CreateCustomChannel(server_, grpc::InsecureChannelCredentials(), args);
+  std::shared_ptr<grpc::ChannelCredentials> creds = grpc::InsecureChannelCredentials();
+  if (tls) {
+    grpc::SslCredentialsOptions o;
+    o.pem_root_certs = tls->ca_pem;
+    o.pem_cert_chain = tls->cert_pem;
+    o.pem_private_key = tls->key_pem;
+    creds = grpc::SslCredentials(o);
+  }
+  channel_ = grpc::CreateCustomChannel(server_, creds, args);
   stub_ = v1::Orchestrator::NewStub(channel_);
 }
 
@@ -39,7 +48,16 @@ Status OrchestratorClient::Fail(const grpc::Status& s, const std::string& task_i
   info.task_id = task_id;
   info.channel_was_ready = channel_->GetState(false) == GRPC_CHANNEL_READY;
   info.timeout_s = deadline_s;
-  return DescribeRpcError(s, info);
+  Status st = DescribeRpcError(s, info);
+  // A refused handshake looks like an unreachable server: say what to check.
+  if (s.error_code() == grpc::StatusCode::UNAVAILABLE) {
+    return Status(st.code(),
+                  st.message() + (tls_ ? " (if it is up: does its certificate chain to --tls-ca "
+                                         "and name this address, and is yours signed by its CA?)"
+                                       : " (if it is up and uses TLS: pass --tls-ca, --tls-cert "
+                                         "and --tls-key)"));
+  }
+  return st;
 }
 
 template <typename Resp, typename Invoke>

@@ -8,23 +8,31 @@
 // connection is reported at once, and a deadline of `timeout_s`, so an address
 // that never answers is reported when it expires.
 //
+// TLS: given the operator's TLS files the channel is mutual TLS (the
+// orchestrator's certificate must chain to the CA and name the address
+// dialled); otherwise plaintext.
+//
 // Thread-safety: one instance per thread (the CLI is single-threaded).
 
 #include <grpcpp/channel.h>
 
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "apollo/v1/api.grpc.pb.h"
 #include "core/status.h"
+#include "tls/tls_files.h"
 
 namespace apollo::cli {
 
 class OrchestratorClient {
  public:
-  // Never blocks: the channel connects on the first call.
-  OrchestratorClient(std::string server, double timeout_s);
+  // Never blocks: the channel connects on the first call. `tls`: mutual TLS
+  // with these files (LoadTlsMaterial checked them); nullopt: plaintext.
+  OrchestratorClient(std::string server, double timeout_s,
+                     const std::optional<tls::TlsMaterial>& tls = std::nullopt);
 
   Result<v1::SubmitTasksResponse> SubmitTasks(const v1::SubmitTasksRequest& req);
   Result<v1::Task> GetTask(const std::string& task_id);
@@ -64,6 +72,7 @@ class OrchestratorClient {
 
   std::string server_;
   double timeout_s_;
+  bool tls_;
   std::shared_ptr<grpc::Channel> channel_;  // shared: gRPC's own ownership model
   std::unique_ptr<v1::Orchestrator::Stub> stub_;
 };

@@ -34,7 +34,10 @@ void SessionHandle::Detach() {
   session_ = nullptr;
 }
 
-AgentSession::AgentSession(SessionHost& host) : host_(host) { StartRead(&in_); }
+AgentSession::AgentSession(SessionHost& host, PeerIdentity peer)
+    : host_(host), peer_(std::move(peer)) {
+  StartRead(&in_);
+}
 
 void AgentSession::ReadNext() {
   {
@@ -50,6 +53,24 @@ void AgentSession::End(grpc::Status status) {
   if (finished_) return;
   finished_ = true;
   Finish(std::move(status));
+}
+
+void AgentSession::Refuse(const std::string& node_id, const std::string& why) {
+  host_.OnRefused(kImpersonationRefused, node_id,
+                  why + " (peer " + peer_.peer + "): stream refused");
+  End(grpc::Status(grpc::StatusCode::PERMISSION_DENIED, why));
+}
+
+bool AgentSession::OwnEvents(const apollo::v1::EventBatch& batch) {
+  for (const auto& e : batch.events()) {
+    // An empty node_id is a malformed event, recorded as such under this
+    // node by the host; naming another node is an attempt to write its rows.
+    if (e.node_id().empty() || e.node_id() == handle_->node_id()) continue;
+    Refuse(handle_->node_id(), "node " + handle_->node_id() + " sent an event of node " +
+                                   ShownId(e.node_id()) + " (" + ShownId(e.event_id()) + ")");
+    return false;
+  }
+  return true;
 }
 
 void AgentSession::OnReadDone(bool ok) {
@@ -71,6 +92,12 @@ void AgentSession::Handle(const AgentMessage& msg) {
         End(grpc::Status(grpc::StatusCode::FAILED_PRECONDITION, "Hello sent twice"));
         return;
       }
+      // Before anything else: an impersonator must not reach the host, which
+      // would replace the real node's session and rewrite its row.
+      if (auto why = HelloRefusal(peer_, msg.hello().node_id())) {
+        Refuse(peer_.node_id.empty() ? ShownId(msg.hello().node_id()) : peer_.node_id, *why);
+        return;
+      }
       handle_ = std::make_shared<SessionHandle>(msg.hello().node_id());
       {
         std::lock_guard<std::mutex> lock(handle_->mu_);
@@ -88,6 +115,7 @@ void AgentSession::Handle(const AgentMessage& msg) {
       return;
     }
     case AgentMessage::kEvents: {
+      if (!OwnEvents(msg.events())) return;
       // Keep reading only after the commit: back-pressure (see header).
       auto handle = handle_;
       host_.OnEvents(handle_, msg.events(), [handle](uint64_t acked) {

@@ -9,6 +9,14 @@
 // store and acknowledged (EventAck) only after the commit; Heartbeats and
 // Snapshots update liveness; the dispatcher pushes Intents and Cancels.
 //
+// Identity: every event must be the stream's own node's (always). With TLS
+// on (peer_identity.h) the Hello must also name the node of the peer's
+// certificate. Otherwise the stream ends with PERMISSION_DENIED and the host
+// raises an impersonation_refused alert; a refused Hello is refused BEFORE
+// the host sees it, so the real node's session, sequence numbers and rows
+// are never touched. (Heartbeats and snapshots carry no node id: they always
+// count for the stream's own node.)
+//
 // Back-pressure: while an EventBatch is being committed the session does
 // not read the next message, so a fast agent cannot queue unbounded work in
 // the center; gRPC flow control pushes back to the agent.
@@ -29,6 +37,7 @@
 #include <grpcpp/grpcpp.h>
 
 #include "apollo/v1/agent.grpc.pb.h"
+#include "orchestrator/peer_identity.h"
 
 namespace apollo::orchestrator {
 
@@ -94,12 +103,18 @@ class SessionHost {
   virtual void OnProgress(const std::shared_ptr<SessionHandle>& handle,
                           const apollo::v1::ProgressReply& reply) = 0;
   virtual void OnDisconnect(const std::shared_ptr<SessionHandle>& handle) = 0;
+  // A stream refused for what its peer did (`kind`, e.g. kImpersonationRefused):
+  // record an operator alert about `node_id`. The stream ends right after;
+  // nothing else about the node may change.
+  virtual void OnRefused(const std::string& kind, const std::string& node_id,
+                         const std::string& detail) = 0;
 };
 
 class AgentSession final
     : public grpc::ServerBidiReactor<apollo::v1::AgentMessage, apollo::v1::CenterMessage> {
  public:
-  explicit AgentSession(SessionHost& host);
+  // `peer`: who the transport says is calling (IdentityOf).
+  AgentSession(SessionHost& host, PeerIdentity peer);
 
   void OnReadDone(bool ok) override;
   void OnWriteDone(bool ok) override;
@@ -112,8 +127,13 @@ class AgentSession final
   void Handle(const apollo::v1::AgentMessage& msg);
   void ReadNext();
   void End(grpc::Status status);
+  // Ends the stream with PERMISSION_DENIED `why` and an alert about `node_id`.
+  void Refuse(const std::string& node_id, const std::string& why);
+  // False (and the stream refused) if `batch` holds another node's event.
+  bool OwnEvents(const apollo::v1::EventBatch& batch);
 
   SessionHost& host_;
+  const PeerIdentity peer_;
   apollo::v1::AgentMessage in_;
   std::shared_ptr<SessionHandle> handle_;  // set at Hello
 

@@ -5,20 +5,24 @@
 
 #include "apollo/v1/agent.grpc.pb.h"
 #include "orchestrator/agent_session.h"
+#include "orchestrator/peer_identity.h"
 
 namespace apollo::orchestrator {
 
 class GatewayService final : public apollo::v1::AgentGateway::CallbackService {
  public:
-  explicit GatewayService(SessionHost& host) : host_(host) {}
+  // `tls`: the server requires client certificates, so each stream's Hello
+  // must match the node of its peer's certificate (peer_identity.h).
+  explicit GatewayService(SessionHost& host, bool tls = false) : host_(host), tls_(tls) {}
 
   grpc::ServerBidiReactor<apollo::v1::AgentMessage, apollo::v1::CenterMessage>* Connect(
-      grpc::CallbackServerContext*) override {
-    return new AgentSession(host_);  // deletes itself in OnDone
+      grpc::CallbackServerContext* ctx) override {
+    return new AgentSession(host_, IdentityOf(*ctx, tls_));  // deletes itself in OnDone
   }
 
  private:
   SessionHost& host_;
+  const bool tls_;
 };
 
 }  // namespace apollo::orchestrator

@@ -18,6 +18,7 @@
 #include "orchestrator/orchestrator.h"
 #include "orchestrator/orchestrator_config.h"
 #include "store/open_store.h"
+#include "tls/tls_files.h"
 
 namespace {
 
@@ -52,8 +53,34 @@ apollo::orchestrator::OrchestratorOptions ToOptions(const OrchestratorConfig& c)
   return o;
 }
 
+// The port's credentials: mutual TLS when configured (client certificates
+// required and verified against the CA: agents and apollo-cli both present
+// one), else plaintext. Null after printing the reason.
+std::shared_ptr<grpc::ServerCredentials> PortCredentials(const OrchestratorConfig& config,
+                                                         const apollo::Clock& clock) {
+  if (!config.tls.complete()) return grpc::InsecureServerCredentials();
+  apollo::tls::TlsSettingNames names{"--tls-cert/tls.cert", "--tls-key/tls.key",
+                                     "--tls-ca/tls.ca"};
+  auto m = apollo::tls::LoadTlsMaterial(config.tls, clock.Now(), names);
+  if (!m.ok()) {
+    std::cerr << "orchestrator: " << m.status().message() << "\n";
+    return nullptr;
+  }
+  for (const std::string& w : m->warnings) std::cerr << "orchestrator: WARNING: " << w << "\n";
+  grpc::SslServerCredentialsOptions options(
+      GRPC_SSL_REQUEST_AND_REQUIRE_CLIENT_CERTIFICATE_AND_VERIFY);
+  options.pem_root_certs = m->ca_pem;
+  options.pem_key_cert_pairs.push_back({m->key_pem, m->cert_pem});
+  std::cerr << "orchestrator: TLS on: certificate " << config.tls.cert << " (valid until "
+            << m->not_after << "), client certificates required, signed by " << config.tls.ca
+            << "\n";
+  return grpc::SslServerCredentials(options);
+}
+
 int Run(const OrchestratorConfig& config) {
   apollo::RealClock clock;
+  std::shared_ptr<grpc::ServerCredentials> credentials = PortCredentials(config, clock);
+  if (!credentials) return 2;
   MakeStoreDir(config.store);
   apollo::store::StoreOptions store_options;
   store_options.sqlite_synchronous =
@@ -103,13 +130,13 @@ int Run(const OrchestratorConfig& config) {
     return 1;
   }
   brain.SetEventBus(bus->get());
-  apollo::orchestrator::GatewayService gateway(brain);
+  apollo::orchestrator::GatewayService gateway(brain, config.tls.complete());
   apollo::orchestrator::ApiService api(**store, brain, clock);
   api.SetEventBus(bus->get());  // dlq and bus status commands
 
   grpc::ServerBuilder builder;
   int port = 0;
-  builder.AddListeningPort(config.listen.ToString(), grpc::InsecureServerCredentials(), &port);
+  builder.AddListeningPort(config.listen.ToString(), credentials, &port);
   builder.RegisterService(&gateway);
   builder.RegisterService(&api);
   builder.SetMaxReceiveMessageSize(16 << 20);
@@ -135,7 +162,8 @@ int Run(const OrchestratorConfig& config) {
   brain.Start();
   callbacks.Start();
   std::cerr << "orchestrator " << apollo::kVersion << ": listening on " << config.listen.host
-            << ":" << port << ", store " << config.store << ", bus " << config.bus << "\n";
+            << ":" << port << ", store " << config.store << ", bus " << config.bus
+            << (config.tls.complete() ? ", mutual TLS" : ", plaintext (no TLS)") << "\n";
 
   // Wait for SIGTERM/SIGINT on this thread (blocked everywhere else).
   sigset_t set;
@@ -173,6 +201,13 @@ int main(int argc, char** argv) {
   app.add_option("--listen", overrides.listen, "host:port for agents and operators (default 127.0.0.1:7011)");
   app.add_option("--store", overrides.store, "state store URL: sqlite://PATH or postgresql://...");
   app.add_option("--bus", overrides.bus, "event bus: embedded or nats://host:port");
+  app.add_option("--tls-cert", overrides.tls_cert,
+                 "this server's certificate (PEM); with --tls-key and --tls-ca: mutual TLS");
+  app.add_option("--tls-key", overrides.tls_key, "the private key of --tls-cert (PEM)");
+  app.add_option("--tls-ca", overrides.tls_ca,
+                 "CA certificate (PEM) that agents' and operators' certificates must chain to");
+  app.add_flag("--insecure", overrides.insecure,
+               "allow a non-loopback --listen without TLS (anyone reaching the port is trusted)");
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -183,5 +218,11 @@ int main(int argc, char** argv) {
     std::cerr << config.status().message() << "\n";
     return 2;
   }
+  apollo::orchestrator::ExposureVerdict exposure = apollo::orchestrator::CheckExposure(*config);
+  if (!exposure.status.ok()) {
+    std::cerr << "orchestrator: " << exposure.status.message() << "\n";
+    return 2;
+  }
+  for (const std::string& w : exposure.warnings) std::cerr << "orchestrator: " << w << "\n";
   return Run(*config);
 }

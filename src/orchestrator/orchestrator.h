@@ -155,6 +155,10 @@ class Orchestrator final : public SessionHost {
   void OnProgress(const std::shared_ptr<SessionHandle>& handle,
                   const apollo::v1::ProgressReply& reply) override;
   void OnDisconnect(const std::shared_ptr<SessionHandle>& handle) override;
+  void OnRefused(const std::string& kind, const std::string& node_id,
+                 const std::string& detail) override {
+    RaiseAlert(kind, node_id, "", detail);
+  }
 
  private:
   struct PendingApply {

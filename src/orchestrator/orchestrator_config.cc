@@ -22,11 +22,20 @@ const std::vector<std::string_view> kFields = {
     "state_sync_interval", "ack_timeout", "heartbeat_interval", "suspect_after",
     "lost_after",      "execution_extension", "retry_presets", "admission",
     "circuit_breaker", "retry_budget",    "queue",        "retention",
-    "store_options",   "bus_options",     "callbacks"};
+    "store_options",   "bus_options",     "callbacks",    "tls"};
 const std::vector<std::string_view> kPresetFields = {"max_retries", "initial_interval",
                                                      "max_interval", "backoff", "jitter"};
 
 constexpr Duration kDay = 24h;
+
+// "cert, ca" (with `prefix` before each) for the TLS settings not set.
+std::string JoinMissing(const tls::TlsPaths& paths, std::string_view prefix) {
+  std::string out;
+  for (std::string_view m : paths.Missing()) {
+    out += (out.empty() ? "" : ", ") + std::string(prefix) + std::string(m);
+  }
+  return out;
+}
 
 // Reads one field of a section; false if it was wrong (already reported).
 using FieldReader = std::function<bool(const YAML::Node& value, const std::string& name)>;
@@ -69,6 +78,8 @@ class OrchestratorParser {
       return internal::ReadNumber(r_, n, name, 0.01, 1.0, out);
     };
   }
+  // The `tls` block: cert, key, ca paths, all three or none.
+  bool Tls(const Field& f);
   void CrossChecks();
   // Reports `message` at the later of two fields the file set, if any.
   void ReportAt(const std::string& a, const std::string& b, const std::string& message);
@@ -151,6 +162,7 @@ bool OrchestratorParser::Value(const Field& f) {
     return Section(f, {{"partitions", Int(1, 1024, &c.bus_options.partitions)},
                        {"max_deliver", Int(1, 100, &c.bus_options.max_deliver)}});
   }
+  if (k == "tls") return Tls(f);
   return Section(f, {{"timeout", DurationIn(100ms, 5min, &c.callbacks.timeout)},  // callbacks
                      {"max_attempts", Int(1, 100, &c.callbacks.max_attempts)}});
 }
@@ -172,6 +184,25 @@ bool OrchestratorParser::Section(const Field& f,
     ok = ok && good;
   }
   return ok;
+}
+
+bool OrchestratorParser::Tls(const Field& f) {
+  tls::TlsPaths paths;
+  auto path = [this](std::string* out) -> FieldReader {
+    return [this, out](const YAML::Node& n, const std::string& name) {
+      return internal::ReadPath(r_, n, name, false, out);
+    };
+  };
+  if (!Section(f, {{"cert", path(&paths.cert)}, {"key", path(&paths.key)},
+                   {"ca", path(&paths.ca)}})) {
+    return false;
+  }
+  if (!paths.complete()) {
+    r_.Error(f.value, "'tls' needs cert, key and ca together; missing: " + JoinMissing(paths, ""));
+    return false;
+  }
+  c_->tls = paths;
+  return true;
 }
 
 bool OrchestratorParser::Presets(const YAML::Node& n) {
@@ -273,6 +304,14 @@ Status Bad(std::string_view url, std::string_view why) {
   return Status::InvalidArgument(Quote(url) + " " + std::string(why));
 }
 
+Status CheckPathValue(const std::string& v) {
+  if (v.empty()) return Status::InvalidArgument("the path is empty");
+  if (v.find('\0') != std::string::npos) {
+    return Status::InvalidArgument("the path contains a NUL character");
+  }
+  return Status::Ok();
+}
+
 }  // namespace
 
 std::string_view SqliteSyncName(SqliteSync s) { return s == SqliteSync::kFull ? "FULL" : "NORMAL"; }
@@ -327,9 +366,56 @@ Status ApplyOrchestratorOverrides(OrchestratorConfig& config,
   }
   if (o.store && problem("--store", CheckStoreUrl(*o.store))) c.store = *o.store;
   if (o.bus && problem("--bus", CheckBusUrl(*o.bus))) c.bus = *o.bus;
+  auto tls_flag = [&](std::string_view flag, const std::optional<std::string>& v,
+                      std::string* out) {
+    if (v && problem(flag, CheckPathValue(*v))) *out = *v;
+  };
+  tls_flag("--tls-cert", o.tls_cert, &c.tls.cert);
+  tls_flag("--tls-key", o.tls_key, &c.tls.key);
+  tls_flag("--tls-ca", o.tls_ca, &c.tls.ca);
+  if (problems.empty() && c.tls.any() && !c.tls.complete()) {
+    problems = "TLS needs --tls-cert, --tls-key and --tls-ca together (or all three in the "
+               "config's tls block); missing: " + JoinMissing(c.tls, "--tls-");
+  }
+  c.insecure = c.insecure || o.insecure;
   if (!problems.empty()) return Status::InvalidArgument(problems);
   config = std::move(c);
   return Status::Ok();
+}
+
+bool IsLoopbackHost(std::string_view host) {
+  if (host == "localhost" || host == "::1") return true;
+  // 127.0.0.0/8, written as a dotted quad.
+  if (!host.starts_with("127.")) return false;
+  int dots = 0;
+  for (char ch : host) {
+    if (ch == '.') {
+      ++dots;
+    } else if (ch < '0' || ch > '9') {
+      return false;
+    }
+  }
+  return dots == 3;
+}
+
+ExposureVerdict CheckExposure(const OrchestratorConfig& c) {
+  ExposureVerdict v;
+  if (IsLoopbackHost(c.listen.host) || c.tls.complete()) return v;
+  const std::string where = c.listen.ToString();
+  if (c.insecure) {
+    v.warnings.push_back(
+        "WARNING: --insecure: serving " + where +
+        " without TLS. Anyone who can reach this port can act as any node and as an "
+        "operator (submit tasks, cancel them). Use --tls-cert, --tls-key and --tls-ca.");
+    return v;
+  }
+  v.status = Status::FailedPrecondition(
+      "refusing to listen on " + where +
+      " (not a loopback address) without TLS: anyone who can reach it could act as any node "
+      "and as an operator. Give --tls-cert, --tls-key and --tls-ca (or the config's tls block; "
+      "make them with apollo-cli tls ca create / tls cert create), or --insecure to accept "
+      "the risk");
+  return v;
 }
 
 Result<OrchestratorConfig> LoadOrchestratorConfig(const std::string& path,

@@ -14,6 +14,11 @@
 // two ever need to be apart (e.g. the agent port on a different interface),
 // an `agent_listen` key can be added without breaking this file format.
 //
+// TLS (`tls:` block, or --tls-cert/--tls-key/--tls-ca): all three paths or
+// none. With TLS the port requires client certificates signed by `tls.ca`
+// (agents and apollo-cli both present one). Without it the orchestrator
+// listens only on a loopback address unless --insecure (CheckExposure).
+//
 // Thread-safety: values and pure functions; LoadOrchestratorConfig reads a
 // file.
 
@@ -28,6 +33,7 @@
 #include "core/retry_policy.h"
 #include "core/status.h"
 #include "core/task_spec.h"
+#include "tls/tls_paths.h"
 
 namespace apollo::orchestrator {
 
@@ -124,6 +130,11 @@ struct OrchestratorConfig {
   StoreOptionsConfig store_options;
   BusOptionsConfig bus_options;
   CallbackConfig callbacks;
+  // Mutual TLS: cert, key, ca (paths). Off when empty.
+  tls::TlsPaths tls;
+  // --insecure only (never from the file): serve a non-loopback address
+  // without TLS, with a loud warning.
+  bool insecure = false;
 
   friend bool operator==(const OrchestratorConfig&, const OrchestratorConfig&) = default;
 };
@@ -150,6 +161,10 @@ struct OrchestratorOverrides {
   std::optional<std::string> listen;  // --listen host:port
   std::optional<std::string> store;   // --store URL
   std::optional<std::string> bus;     // --bus embedded|nats://host:port
+  std::optional<std::string> tls_cert;  // --tls-cert PATH: replaces tls.cert
+  std::optional<std::string> tls_key;   // --tls-key PATH
+  std::optional<std::string> tls_ca;    // --tls-ca PATH
+  bool insecure = false;                // --insecure
 };
 
 // Applies the overrides after checking them. InvalidArgument naming the flag
@@ -157,6 +172,20 @@ struct OrchestratorOverrides {
 // is unchanged on error.
 Status ApplyOrchestratorOverrides(OrchestratorConfig& config,
                                   const OrchestratorOverrides& overrides);
+
+// Whether `config` may serve on its listen address, and what to warn about.
+// Refused (FailedPrecondition, one line naming the flags): a non-loopback
+// address without TLS, unless config.insecure. This is the one place that
+// decides what a reachable port needs; further rules (e.g. tokens) go here.
+struct ExposureVerdict {
+  Status status;                      // not OK: do not start
+  std::vector<std::string> warnings;  // to log loudly at start
+};
+ExposureVerdict CheckExposure(const OrchestratorConfig& config);
+
+// True for 127.0.0.0/8, ::1 and "localhost": addresses only this machine
+// can reach.
+bool IsLoopbackHost(std::string_view host);
 
 // Reads `path` (bounded, core's ReadConfigFile), parses it, applies the
 // overrides. An empty `path` means no file: defaults plus overrides. A

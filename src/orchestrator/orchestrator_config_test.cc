@@ -201,6 +201,90 @@ TEST_F(OrchestratorConfigFileTest, BadFileGivesEveryDiagnosticAndOverridesWinOve
   EXPECT_EQ(good->listen.port, 7999);
 }
 
+TEST(OrchestratorConfigTest, TlsBlockNeedsAllThreePaths) {
+  ParsedOrchestratorConfig good = ParseOrchestratorConfig(
+      "tls:\n  cert: /etc/apollo/server.pem\n  key: server-key.pem\n  ca: /etc/apollo/ca.pem\n",
+      "o.yaml");
+  ASSERT_TRUE(good.ok()) << Joined(good);
+  EXPECT_EQ(good.config.tls,
+            (tls::TlsPaths{"/etc/apollo/server.pem", "server-key.pem", "/etc/apollo/ca.pem"}));
+
+  ParsedOrchestratorConfig partial =
+      ParseOrchestratorConfig("listen: 127.0.0.1:7011\ntls:\n  cert: /a.pem\n", "o.yaml");
+  EXPECT_EQ(Joined(partial),
+            "o.yaml:3:3: 'tls' needs cert, key and ca together; missing: key, ca\n");
+  EXPECT_FALSE(partial.config.tls.any());
+
+  ParsedOrchestratorConfig typo = ParseOrchestratorConfig(
+      "tls: {cert: /a.pem, key: /k.pem, ca: /c.pem, crt: /x.pem}\n", "o.yaml");
+  EXPECT_EQ(Joined(typo), "o.yaml:1:46: unknown field 'crt' in tls; did you mean 'cert'?\n");
+  EXPECT_EQ(Joined(ParseOrchestratorConfig("tls: /etc/apollo\n", "o.yaml")),
+            "o.yaml:1:6: 'tls' must be a mapping (ca, cert, key), got '/etc/apollo'\n");
+  EXPECT_EQ(Joined(ParseOrchestratorConfig("tls: {cert: '', key: /k, ca: /c}\n", "o.yaml")),
+            "o.yaml:1:13: 'tls.cert' must not be empty\n");
+}
+
+TEST(OrchestratorConfigTest, TlsFlagsOverrideTheFileAndGoTogether) {
+  OrchestratorConfig c;
+  c.tls = {"/file/server.pem", "/file/server-key.pem", "/file/ca.pem"};
+  OrchestratorOverrides o;
+  o.tls_cert = "/flag/server.pem";
+  ASSERT_TRUE(ApplyOrchestratorOverrides(c, o).ok());
+  EXPECT_EQ(c.tls, (tls::TlsPaths{"/flag/server.pem", "/file/server-key.pem", "/file/ca.pem"}));
+
+  OrchestratorConfig d;
+  OrchestratorOverrides two;
+  two.tls_cert = "/s.pem";
+  two.tls_ca = "/ca.pem";
+  Status s = ApplyOrchestratorOverrides(d, two);
+  EXPECT_EQ(s.message(),
+            "TLS needs --tls-cert, --tls-key and --tls-ca together (or all three in the config's "
+            "tls block); missing: --tls-key");
+  EXPECT_EQ(d, OrchestratorConfig{});
+  two.tls_key = "";
+  EXPECT_EQ(ApplyOrchestratorOverrides(d, two).message(), "--tls-key: the path is empty");
+
+  OrchestratorOverrides insecure;
+  insecure.insecure = true;
+  ASSERT_TRUE(ApplyOrchestratorOverrides(d, insecure).ok());
+  EXPECT_TRUE(d.insecure);
+}
+
+TEST(OrchestratorConfigTest, NonLoopbackNeedsTlsOrInsecure) {
+  for (const char* host : {"127.0.0.1", "127.1.2.3", "::1", "localhost"}) {
+    EXPECT_TRUE(IsLoopbackHost(host)) << host;
+  }
+  for (const char* host : {"0.0.0.0", "::", "10.0.0.5", "orch.example.com", "127.0.0.1.nip.io",
+                           "::ffff:127.0.0.1", "128.0.0.1"}) {
+    EXPECT_FALSE(IsLoopbackHost(host)) << host;
+  }
+  OrchestratorConfig c;
+  ExposureVerdict local = CheckExposure(c);  // 127.0.0.1: fine without TLS
+  EXPECT_TRUE(local.status.ok());
+  EXPECT_TRUE(local.warnings.empty());
+
+  c.listen = {"0.0.0.0", 7011};
+  ExposureVerdict open = CheckExposure(c);
+  EXPECT_EQ(open.status.code(), StatusCode::kFailedPrecondition);
+  for (const char* flag : {"--tls-cert", "--tls-key", "--tls-ca", "--insecure", "0.0.0.0:7011"}) {
+    EXPECT_NE(open.status.message().find(flag), std::string::npos) << flag;
+  }
+  EXPECT_EQ(open.status.message().find('\n'), std::string::npos);  // one line
+
+  c.insecure = true;
+  ExposureVerdict risky = CheckExposure(c);
+  EXPECT_TRUE(risky.status.ok());
+  ASSERT_EQ(risky.warnings.size(), 1u);
+  EXPECT_EQ(risky.warnings[0].rfind("WARNING: --insecure: serving 0.0.0.0:7011 without TLS", 0),
+            0u);
+
+  c.insecure = false;
+  c.tls = {"/s.pem", "/k.pem", "/ca.pem"};
+  ExposureVerdict secured = CheckExposure(c);
+  EXPECT_TRUE(secured.status.ok());
+  EXPECT_TRUE(secured.warnings.empty());
+}
+
 // config/orchestrator.yaml shows every key at its default.
 TEST(OrchestratorConfigTest, ExampleFileLoadsAndHoldsTheDefaults) {
   auto r = LoadOrchestratorConfig("config/orchestrator.yaml", {});
