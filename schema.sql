@@ -1,4 +1,4 @@
--- Apollo-11 state store schema for PostgreSQL, version 2.
+-- Apollo-11 state store schema for PostgreSQL, version 3.
 --
 --   psql -d apollo_state -f schema.sql
 --
@@ -13,7 +13,7 @@ BEGIN;
 SELECT pg_advisory_xact_lock(7111969);
 CREATE TABLE IF NOT EXISTS schema_version(version INTEGER PRIMARY KEY  , applied_at TIMESTAMPTZ NOT NULL DEFAULT now() );
 DO $$ BEGIN
-  IF (SELECT COALESCE(max(version), 2) FROM schema_version) < 2 THEN
+  IF (SELECT COALESCE(max(version), 3) FROM schema_version) < 3 THEN
     RAISE EXCEPTION 'this database has an older Apollo-11 schema: start the orchestrator on it once to migrate it';
   END IF;
 END $$;
@@ -25,6 +25,7 @@ CREATE TABLE IF NOT EXISTS nodes(
   labels         TEXT NOT NULL DEFAULT '{}',
   groups_json    TEXT NOT NULL DEFAULT '[]',
   intents_json   TEXT NOT NULL DEFAULT '[]',
+  disabled_json  TEXT NOT NULL DEFAULT '[]',
   mode           TEXT NOT NULL DEFAULT '',
   agent_version  TEXT NOT NULL DEFAULT '',
   last_heartbeat BIGINT,
@@ -67,7 +68,9 @@ CREATE TABLE IF NOT EXISTS task_status(
   timeout_us  BIGINT NOT NULL,
   max_retries INTEGER NOT NULL,
   node_count  INTEGER NOT NULL,
-  dependents  INTEGER NOT NULL DEFAULT 0);  -- tasks depending on this one
+  dependents  INTEGER NOT NULL DEFAULT 0,   -- tasks depending on this one
+  start_timeout_us BIGINT NOT NULL DEFAULT 0,  -- 0: no schedule-to-start deadline
+  compensate  BOOLEAN NOT NULL DEFAULT false); -- the spec has on_failure
 CREATE INDEX IF NOT EXISTS task_status_by_status ON task_status(status, task_ref);
 CREATE INDEX IF NOT EXISTS task_status_settled ON task_status(settled_at)
   WHERE settled_at IS NOT NULL;
@@ -95,9 +98,14 @@ CREATE TABLE IF NOT EXISTS task_nodes(
   result         TEXT NOT NULL DEFAULT '',
   result_ref     BIGINT,
   blocked_reason TEXT NOT NULL DEFAULT '',
+  start_deadline BIGINT,                      -- must be RUNNING by then
+  extensions     INTEGER NOT NULL DEFAULT 0,  -- execution timeouts extended
+  permanent      BOOLEAN NOT NULL DEFAULT false,  -- failed for good: no retry
+  priority       INTEGER NOT NULL DEFAULT 1,  -- the task's, for due work
   PRIMARY KEY (task_ref, node_ref));
 CREATE INDEX IF NOT EXISTS task_nodes_by_node ON task_nodes(node_ref, task_ref);
-CREATE INDEX IF NOT EXISTS task_nodes_due ON task_nodes(due_at) WHERE due_at IS NOT NULL;
+CREATE INDEX IF NOT EXISTS task_nodes_due ON task_nodes(priority, due_at)
+  WHERE due_at IS NOT NULL;
 
 -- Every change with its cause, in hist_id order (sequence hist_ids).
 CREATE TABLE IF NOT EXISTS history(
@@ -134,8 +142,13 @@ CREATE TABLE IF NOT EXISTS alerts(
   to_state   INTEGER,
   event_id   TEXT NOT NULL,
   detail     TEXT NOT NULL,
-  at         BIGINT NOT NULL);
+  at         BIGINT NOT NULL,
+  delivery   INTEGER NOT NULL DEFAULT 0,  -- AlertDelivery: webhook
+  attempts   INTEGER NOT NULL DEFAULT 0,
+  delivery_detail  TEXT NOT NULL DEFAULT '',
+  next_delivery_at BIGINT);
 CREATE INDEX IF NOT EXISTS alerts_by_time ON alerts(at);
+CREATE INDEX IF NOT EXISTS alerts_to_deliver ON alerts(alert_id) WHERE delivery IN (0, 2);
 
 CREATE TABLE IF NOT EXISTS dead_letters(
   letter_id  BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
@@ -144,10 +157,33 @@ CREATE TABLE IF NOT EXISTS dead_letters(
   deliveries INTEGER NOT NULL,
   parked_at  BIGINT NOT NULL);
 
+-- Operator tokens: only a hash of each is kept.
+CREATE TABLE IF NOT EXISTS tokens(
+  token_ref  BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+  name       TEXT NOT NULL UNIQUE,
+  role       TEXT NOT NULL,
+  hash       TEXT NOT NULL UNIQUE,
+  created_at BIGINT NOT NULL,
+  expires_at BIGINT,
+  revoked_at BIGINT,
+  created_by TEXT NOT NULL DEFAULT '');
+
+-- Every mutating operator call: who, what, on what, from where, outcome.
+CREATE TABLE IF NOT EXISTS audit(
+  audit_id    BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+  at          BIGINT NOT NULL,
+  who         TEXT NOT NULL,
+  action      TEXT NOT NULL,
+  target      TEXT NOT NULL DEFAULT '',
+  args_digest TEXT NOT NULL DEFAULT '',
+  peer        TEXT NOT NULL DEFAULT '',
+  outcome     TEXT NOT NULL);
+CREATE INDEX IF NOT EXISTS audit_by_time ON audit(at);
+
 -- Sequences: PostgreSQL's own; SQLite counts in a table (its driver's
 -- nextval(), read under the write lock).
   CREATE SEQUENCE IF NOT EXISTS hist_ids; 
 
 
-INSERT INTO schema_version(version) VALUES (2) ON CONFLICT (version) DO NOTHING;
+INSERT INTO schema_version(version) VALUES (3) ON CONFLICT (version) DO NOTHING;
 COMMIT;

@@ -51,7 +51,7 @@ std::string Task(long i) { return "bench-task-" + std::to_string(i); }
 bool Setup(StateStore& store, long tasks, const Clock& clock) {
   for (int n = 0; n < kNodes; ++n) {
     NodeInfo info{Node(n), {{"role", "worker"}}, {}, {"noop"}, "normal", "bench",
-                  clock.Now(), true};
+                  clock.Now(), true, {}};
     if (!store.UpsertNode(info).ok()) return false;
   }
   for (long first = 0; first < tasks; first += kChunk) {

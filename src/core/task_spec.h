@@ -111,6 +111,13 @@ struct ParseLimits {
 
 struct ParsedTasks {
   std::vector<TaskSpec> tasks;
+  // Where each task's intent is written (1-based), for diagnostics found
+  // later (e.g. an intent no node offers).
+  struct Position {
+    int line = 0;
+    int column = 0;
+  };
+  std::vector<Position> intent_at;  // parallel to tasks
   std::vector<Diagnostic> errors;  // empty: the file is valid
   bool ok() const { return errors.empty(); }
 };

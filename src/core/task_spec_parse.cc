@@ -584,7 +584,11 @@ ParsedTasks ParseTaskFile(std::string_view content, std::string_view file_name,
     }
     CheckGraph(r, parsed, external);
     if (result.errors.empty()) {
-      for (auto& p : parsed) result.tasks.push_back(std::move(p.first));
+            for (auto& p : parsed) {
+        YAML::Mark at = FieldValue(p.second, "intent").Mark();
+        result.intent_at.push_back({at.line + 1, at.column + 1});
+        result.tasks.push_back(std::move(p.first));
+      }
     }
   } catch (const YAML::Exception& e) {
     r.Error(e.mark, "invalid YAML: " + e.msg);

@@ -73,13 +73,18 @@ TransitionCheck CheckTransition(TaskState from, TaskState to) {
 
 ReportPath AgentReportPath(TaskState from, TaskState to) {
   ReportPath p;
-  if (CheckTransition(from, to).allowed) {
+  // An agent's TIMEOUT means its run started and ran out of time; the
+  // direct RETRYING/PENDING -> TIMEOUT is the center's "not started".
+  const bool not_started_edge =
+      to == TaskState::kTimeout && (from == TaskState::kRetrying || from == TaskState::kPending);
+  if (CheckTransition(from, to).allowed && !not_started_edge) {
     p.steps[0] = to;
     p.size = 1;
     return p;
   }
-  bool awaiting_ack = from == TaskState::kDispatched || from == TaskState::kRetrying;
-  bool finished_run = to == TaskState::kSucceeded || to == TaskState::kFailed;
+    bool awaiting_ack = from == TaskState::kDispatched || from == TaskState::kRetrying;
+  bool finished_run = to == TaskState::kSucceeded || to == TaskState::kFailed ||
+                      (not_started_edge && awaiting_ack);
   if (awaiting_ack && finished_run && CheckTransition(from, TaskState::kRunning).allowed &&
       CheckTransition(TaskState::kRunning, to).allowed) {
     p.steps = {TaskState::kRunning, to};

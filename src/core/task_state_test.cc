@@ -112,7 +112,11 @@ TEST(TaskStateTest, AgentReportPathWalksThroughRunningOnlyForAFinishedRunNotAcke
   EXPECT_EQ(path(S::kDispatched, S::kSucceeded), (std::vector<S>{S::kRunning, S::kSucceeded}));
   EXPECT_EQ(path(S::kDispatched, S::kFailed), (std::vector<S>{S::kRunning, S::kFailed}));
   EXPECT_EQ(path(S::kRetrying, S::kSucceeded), (std::vector<S>{S::kRunning, S::kSucceeded}));
-  EXPECT_EQ(path(S::kRetrying, S::kFailed), (std::vector<S>{S::kRunning, S::kFailed}));
+    EXPECT_EQ(path(S::kRetrying, S::kFailed), (std::vector<S>{S::kRunning, S::kFailed}));
+  // An agent's TIMEOUT: its run started (RETRYING -> TIMEOUT directly is
+  // the center's "not started", never an agent's report).
+  EXPECT_EQ(path(S::kRetrying, S::kTimeout), (std::vector<S>{S::kRunning, S::kTimeout}));
+  EXPECT_TRUE(path(S::kPending, S::kTimeout).empty());
   EXPECT_TRUE(AgentReportPath(S::kDispatched, S::kSucceeded).implied_running());
   // Legal transitions take one step.
   EXPECT_EQ(path(S::kRunning, S::kSucceeded), (std::vector<S>{S::kSucceeded}));

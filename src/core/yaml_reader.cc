@@ -43,8 +43,9 @@ std::optional<double> FloatScalar(const std::string& s) {
   return v;
 }
 
-// Edit distance, for "did you mean" on misspelt field names.
-size_t Distance(std::string_view a, std::string_view b) {
+}  // namespace
+
+size_t EditDistance(std::string_view a, std::string_view b) {
   std::vector<size_t> row(b.size() + 1);
   for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
   for (size_t i = 1; i <= a.size(); ++i) {
@@ -58,8 +59,6 @@ size_t Distance(std::string_view a, std::string_view b) {
   }
   return row[b.size()];
 }
-
-}  // namespace
 
 std::string Quote(std::string_view s) {
   std::string out = "'";
@@ -136,7 +135,7 @@ std::vector<Field> YamlReader::Fields(const YAML::Node& map, std::string_view wh
       std::string_view best;
       size_t best_distance = 3;  // suggest only close matches
       for (auto a : allowed) {
-        size_t d = Distance(key, a);
+        size_t d = EditDistance(key, a);
         if (d < best_distance) best = a, best_distance = d;
       }
       std::string hint;

@@ -75,4 +75,7 @@ class YamlReader {
 // quoting user input in messages.
 std::string Quote(std::string_view s);
 
+// Levenshtein distance, for "did you mean" on misspelt names.
+size_t EditDistance(std::string_view a, std::string_view b);
+
 }  // namespace apollo::internal

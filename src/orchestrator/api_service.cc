@@ -77,7 +77,10 @@ grpc::Status ApiService::SubmitTasks(grpc::ServerContext*, const apollo::v1::Sub
             "retry later");
   }
   std::vector<store::NewTask> stored;
-  Status s = SubmitTaskFile(*req, store_, orchestrator_.ids(), resp, &stored);
+    SubmitOptions options;
+  options.presets = &orchestrator_.options().retry_presets;
+  options.default_start_timeout = orchestrator_.options().default_start_timeout;
+  Status s = SubmitTaskFile(*req, options, store_, orchestrator_.ids(), resp, &stored);
   if (s.ok() && !req->dry_run() && resp->errors_size() == 0) {
     // Dispatch, ingest and callbacks find these cached instead of reading
     // each task back from the store.

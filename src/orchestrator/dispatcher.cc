@@ -1,6 +1,8 @@
 // The dispatch loop of Orchestrator: everything that moves a (task, node)
 // row without an agent event — dispatch, resend on ack timeout, execution
-// timeout, retry decisions, cancelling downstream of a failed dependency.
+// timeout (after asking the run for progress), the schedule-to-start
+// deadline, retry decisions, compensation, cancelling downstream of a
+// failed dependency.
 // Every change goes through StateStore::Transition (checked, versioned,
 // in the history); intents are sent only after the store committed the
 // dispatch, so a crash in between re-sends rather than loses. A pass
@@ -10,8 +12,12 @@
 #include "orchestrator/orchestrator.h"
 
 #include <algorithm>
+#include <cinttypes>
+#include <cstdio>
 
+#include "core/config_values.h"
 #include "core/event.h"
+#include "core/task_id.h"
 
 namespace apollo::orchestrator {
 
@@ -21,7 +27,37 @@ namespace {
 // A bound on the spec cache, not an LRU: a spec missing from it is read back
 // from the store.
 constexpr size_t kMaxCachedSpecs = 100'000;
+
+// "45% "copying files", last moved 2026-12-01T03:00:00Z"
+std::string DescribeProgress(const apollo::v1::ProgressReply& reply) {
+  std::string out;
+  if (reply.fraction() >= 0) {
+    out = std::to_string(static_cast<int>(reply.fraction() * 100 + 0.5)) + "%";
+  } else {
+    out = "progress";
+  }
+  if (!reply.message().empty()) out += " \"" + reply.message().substr(0, 200) + "\"";
+  if (reply.last_progress_us() > 0) {
+    out += ", last moved " + FormatRfc3339(FromUnixMicros(reply.last_progress_us()));
+  } else {
+    out = "no progress reported";
+  }
+  return out;
+}
+
 }  // namespace
+
+std::string CompensationTaskId(const std::string& task_id, const std::string& node_id) {
+  std::string id = task_id + "-compensate-" + node_id;
+  if (TaskIdProblem(id).empty()) return id;
+  // Too long, or the node id has characters a task id may not: a digest of
+  // the node id keeps it unique and the same every time.
+  uint64_t h = 14695981039346656037ull;  // FNV-1a
+  for (unsigned char ch : node_id) h = (h ^ ch) * 1099511628211ull;
+  char hex[17];
+  std::snprintf(hex, sizeof hex, "%016" PRIx64, h);
+  return task_id.substr(0, kMaxTaskIdLength - 12 - 16) + "-compensate-" + hex;
+}
 
 void Orchestrator::DispatchLoop() {
   for (;;) {
@@ -46,14 +82,27 @@ size_t Orchestrator::DispatchPass() {
   if (!due.ok()) return 0;  // store unavailable: try again next tick
   const size_t chunk = static_cast<size_t>(std::max(1, options_.dispatch_chunk));
   Pass pass;
+  HandleProgressReplies(pass);
+  const TimePoint now = clock_.Now();
   for (const store::DueItem& item : *due) {
+    if (item.start_deadline && now >= *item.start_deadline && item.state != TaskState::kRunning &&
+        !IsFinal(item.state)) {
+      HandleNotStarted(item, pass);
+      if (pass.staged.size() >= chunk) CommitStaged(pass);
+      continue;
+    }
     switch (item.kind) {
       case store::DueKind::kDispatch:
       case store::DueKind::kRetry: HandleDispatch(item, pass); break;
       case store::DueKind::kAckTimeout: HandleAckTimeout(item, pass); break;
       case store::DueKind::kExecTimeout: HandleExecTimeout(item, pass); break;
       case store::DueKind::kRetryDecision: HandleRetryDecision(item, pass); break;
-      case store::DueKind::kUpstreamFailed: HandleUpstreamFailed(item, pass); break;
+      case store::DueKind::kUpstreamFailed:
+        HandleUpstreamFailed(item, pass);
+        break;
+      case store::DueKind::kCompensate:
+        HandleCompensate(item, pass);
+        break;
       case store::DueKind::kNone: break;
     }
     if (pass.staged.size() >= chunk) CommitStaged(pass);
@@ -279,20 +328,198 @@ void Orchestrator::HandleAckTimeout(const store::DueItem& item, Pass& pass) {
 }
 
 void Orchestrator::HandleExecTimeout(const store::DueItem& item, Pass& pass) {
-  // Ran past its timeout. A lost node cannot be asked; a live one is told
-  // to stop. Either way the row times out and the retry policy decides.
-  bool connected = Connected(item.node_id);
+  if (pass.progressed.count({item.task_id, item.node_id})) return;  // decided this pass
+  // Ran past its timeout. A live node that may extend is first asked how
+  // the run is doing (the reply decides: extend or stop, see
+  // HandleProgressReplies); the row waits one ack timeout for the answer.
+  const bool connected = Connected(item.node_id);
+  if (connected && item.extensions < options_.max_extensions) {
+    bool asked = false;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      auto it = progress_asks_.find({item.task_id, item.node_id});
+      asked =
+          it != progress_asks_.end() && it->second.attempt == item.attempt && it->second.pending;
+    }
+    if (!asked) {
+      AskProgress(item, pass);
+      return;
+    }
+  }
+  TimeOut(item, pass,
+          !connected ? "ran past its timeout and the node is not connected"
+          : item.extensions >= options_.max_extensions
+              ? "ran past its timeout (" + std::to_string(item.extensions) +
+                    " extension(s), the most allowed); told the agent to stop it"
+              : "ran past its timeout and did not answer the progress query within " +
+                    FormatDuration(options_.ack_timeout) + "; told the agent to stop it");
+}
+
+void Orchestrator::TimeOut(const store::DueItem& item, Pass& pass, std::string detail) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    progress_asks_.erase({item.task_id, item.node_id});
+  }
+  const bool connected = Connected(item.node_id);
   store::TransitionRequest r;
   r.task_id = item.task_id;
   r.node_id = item.node_id;
   r.to = TaskState::kTimeout;
   r.cause = store::Cause::kExecTimeout;
   r.expected_version = item.version;
-  r.detail = connected ? "ran past its timeout; told the agent to stop it"
-                       : "ran past its timeout and the node is not connected";
+  r.detail = std::move(detail);
   std::function<void(Outbox&)> then;
   if (connected) {
     then = [this, item](Outbox&) { SendCancel(item.task_id, item.node_id, item.attempt, "timeout"); };
+  }
+  Stage(pass, std::move(r), std::move(then));
+}
+
+void Orchestrator::AskProgress(const store::DueItem& item, Pass& pass) {
+  store::TransitionRequest r;
+  r.task_id = item.task_id;
+  r.node_id = item.node_id;
+  r.cause = store::Cause::kExecTimeout;
+  r.expected_version = item.version;
+  r.exec_deadline = clock_.Now() + options_.ack_timeout;
+  r.detail = "reached its execution timeout; asked the agent whether it still progresses";
+  Stage(pass, std::move(r), [this, item](Outbox&) {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (progress_asks_.size() >= kMaxProgressAsks) progress_asks_.clear();
+      ProgressAsk& ask = progress_asks_[{item.task_id, item.node_id}];
+      if (ask.attempt != item.attempt) ask = ProgressAsk{};  // a new run: nothing seen yet
+      ask.attempt = item.attempt;
+      ask.version = item.version;
+      ask.extensions = item.extensions;
+      ask.pending = true;
+    }
+    auto session = SessionFor(item.node_id);
+    if (!session) return;  // no answer: the next due pass stops it
+    CenterMessage msg;
+    msg.mutable_progress_query()->set_task_id(item.task_id);
+    msg.mutable_progress_query()->set_attempt(item.attempt);
+    session->Send(std::move(msg));
+  });
+}
+
+void Orchestrator::OnProgress(const std::shared_ptr<SessionHandle>& handle,
+                              const apollo::v1::ProgressReply& reply) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = progress_asks_.find({reply.task_id(), handle->node_id()});
+    if (it == progress_asks_.end() || !it->second.pending ||
+        it->second.attempt != reply.attempt()) {
+      return;  // not asked, or a stale answer
+    }
+    if (progress_replies_.size() >= kMaxProgressAsks) return;  // bounded; the ask times out
+    progress_replies_.emplace_back(handle->node_id(), reply);
+  }
+  Kick();
+}
+
+void Orchestrator::HandleProgressReplies(Pass& pass) {
+  std::vector<std::pair<std::string, apollo::v1::ProgressReply>> replies;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    replies.swap(progress_replies_);
+  }
+  for (const auto& [node_id, reply] : replies) {
+    ProgressAsk ask;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      auto it = progress_asks_.find({reply.task_id(), node_id});
+      if (it == progress_asks_.end() || !it->second.pending ||
+          it->second.attempt != reply.attempt()) {
+        continue;
+      }
+      ask = it->second;
+    }
+    if (!reply.running()) continue;  // it just ended: its final event is on its way
+    store::DueItem item;
+    item.task_id = reply.task_id();
+    item.node_id = node_id;
+    item.attempt = reply.attempt();
+    item.version = ask.version;
+    item.extensions = ask.extensions;
+    pass.progressed.insert({item.task_id, node_id});
+    const std::string progress = DescribeProgress(reply);
+    // Advanced: it moved since the previous query (its own clock both times),
+    // or, at the first query, it reported any progress at all.
+    if (reply.last_progress_us() <= ask.last_progress_us) {
+      TimeOut(item, pass,
+              std::string("ran past its timeout without progress since ") +
+                  (ask.last_progress_us > 0 ? "the last query" : "it started") + " (" + progress +
+                  "); told the agent to stop it");
+      continue;
+    }
+    auto spec = Spec(item.task_id);
+    Duration extend_by = options_.extend_by;
+    if (extend_by <= Duration::zero() && spec) extend_by = spec->timeout;
+    if (extend_by <= Duration::zero()) extend_by = options_.ack_timeout;
+    store::TransitionRequest r;
+    r.task_id = item.task_id;
+    r.node_id = node_id;
+    r.cause = store::Cause::kExtended;
+    r.expected_version = ask.version;
+    r.exec_deadline = clock_.Now() + extend_by;
+    r.extend = true;
+    r.detail = "execution timeout extended by " + FormatDuration(extend_by) + " (extension " +
+               std::to_string(ask.extensions + 1) + " of " +
+               std::to_string(options_.max_extensions) + "): " + progress;
+    const int64_t seen = reply.last_progress_us();
+    Stage(pass, std::move(r), [this, item, seen](Outbox&) {
+      std::lock_guard<std::mutex> lock(mu_);
+      auto it = progress_asks_.find({item.task_id, item.node_id});
+      if (it == progress_asks_.end() || it->second.attempt != item.attempt) return;
+      it->second.pending = false;
+      it->second.last_progress_us = seen;
+    });
+  }
+}
+
+void Orchestrator::HandleNotStarted(const store::DueItem& item, Pass& pass) {
+  // Not RUNNING by its schedule-to-start deadline (node lost, never
+  // registered, never acknowledging, breaker open...): TIMEOUT, cause
+  // not_started, saying why; then the retry policy decides like for any
+  // TIMEOUT. If the intent did reach the node, the agent is told to drop
+  // it; a late run of this attempt is fenced off (stale) anyway.
+  std::string why;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = blocked_.find({item.task_id, item.node_id});
+    if (it != blocked_.end()) why = it->second;
+    blocked_.erase({item.task_id, item.node_id});
+  }
+  const bool connected = Connected(item.node_id);
+  if (why.empty()) {
+    if (!connected) {
+      why = NodeAbsentReason(pass, item.node_id);
+    } else {
+      why = item.state == TaskState::kDispatched ? "sent, never acknowledged"
+            : item.state == TaskState::kRetrying ? "waiting for its retry"
+                                                 : "waiting to be dispatched";
+    }
+  }
+  auto spec = Spec(item.task_id);
+  std::string limit;
+  if (spec) {
+    limit = " (start_timeout " +
+            FormatDuration(spec->start_timeout.value_or(options_.default_start_timeout)) + ")";
+  }
+  store::TransitionRequest r;
+  r.task_id = item.task_id;
+  r.node_id = item.node_id;
+  r.to = TaskState::kTimeout;
+  r.cause = store::Cause::kNotStarted;
+  r.expected_version = item.version;
+  r.detail =
+      "not started by its deadline " + FormatRfc3339(*item.start_deadline) + limit + ": " + why;
+  std::function<void(Outbox&)> then;
+  if (connected && item.state != TaskState::kPending) {
+    then = [this, item](Outbox&) {
+      SendCancel(item.task_id, item.node_id, item.attempt, "not_started");
+    };
   }
   Stage(pass, std::move(r), std::move(then));
 }
@@ -315,7 +542,68 @@ void Orchestrator::HandleRetryDecision(const store::DueItem& item, Pass& pass) {
   r.next_attempt_at = clock_.Now() + d.delay;
   r.detail = "retry " + std::to_string(d.retry_number) + " of " +
              std::to_string(spec->retry_policy.max_retries);
+  if (!d.tier.empty()) {
+    r.detail += ", " + d.tier + " tier " + std::to_string(d.tier_retry) + " of " +
+                std::to_string(d.tier_retries);
+  }
+  r.detail += ", in " + FormatDuration(d.delay);
   Stage(pass, std::move(r));
+}
+
+void Orchestrator::HandleCompensate(const store::DueItem& item, Pass& pass) {
+  auto spec = Spec(item.task_id);
+  if (!spec) return;
+  store::TransitionRequest done;
+  done.task_id = item.task_id;
+  done.node_id = item.node_id;
+  done.cause = store::Cause::kCompensation;
+  done.expected_version = item.version;
+  done.compensated = true;
+  if (!spec->compensates.empty()) {
+    // A compensation that failed for good: a person must look. It is
+    // never compensated itself, so nothing loops.
+    RaiseAlert("compensation_failed", item.node_id, item.task_id,
+               "compensation task " + item.task_id + " (for task " + spec->compensates +
+                   ") ended " + std::string(TaskStateName(item.state)) + " on " + item.node_id +
+                   ": the failed task's effects were not undone there");
+    done.detail = "compensation did not succeed; alert raised";
+    Stage(pass, std::move(done));
+    return;
+  }
+  if (!spec->on_failure) {
+    Stage(pass, std::move(done));
+    return;
+  }
+  store::NewTask task = CompensationTask(*spec, item.node_id);
+  // The same id every time: a crash between this create and the mark below
+  // finds the task there (created = false), never a second one.
+  auto created = store_.CreateTasks(std::span<const store::NewTask>(&task, 1));
+  if (!created.ok()) return;  // the row stays due; the next pass tries again
+  const std::string id = task.spec.task_id;
+  TasksStored({std::move(task)});
+  done.detail = "compensation task " + id + " (" + spec->on_failure->intent + ") started";
+  Stage(pass, std::move(done), [this](Outbox&) { Kick(); });
+}
+
+store::NewTask Orchestrator::CompensationTask(const TaskSpec& failed,
+                                              const std::string& node_id) const {
+  TaskSpec c;
+  c.task_id = CompensationTaskId(failed.task_id, node_id);
+  c.intent = failed.on_failure->intent;
+  c.params = failed.on_failure->params;
+  c.timeout = failed.on_failure->timeout.count() > 0 ? failed.on_failure->timeout : failed.timeout;
+  c.target_selector.type = SelectorType::kNodes;
+  c.target_selector.nodes = {node_id};
+  c.retry_policy = *RetryPolicy::Preset("none");  // a failed compensation alerts, never loops
+  c.metadata = failed.metadata;
+  c.priority = failed.priority;
+  c.start_timeout = failed.start_timeout;
+  c.compensates = failed.task_id;
+  store::NewTask t;
+  t.node_ids = {node_id};
+  t.start_timeout = c.start_timeout.value_or(options_.default_start_timeout);
+  t.spec = std::move(c);
+  return t;
 }
 
 void Orchestrator::HandleUpstreamFailed(const store::DueItem& item, Pass& pass) {

@@ -455,9 +455,6 @@ void Orchestrator::OnSnapshot(const std::shared_ptr<SessionHandle>& handle,
   Kick();
 }
 
-void Orchestrator::OnProgress(const std::shared_ptr<SessionHandle>&,
-                              const apollo::v1::ProgressReply&) {}
-
 void Orchestrator::OnDisconnect(const std::shared_ptr<SessionHandle>& handle) {
   std::lock_guard<std::mutex> lock(mu_);
   auto it = sessions_.find(handle->node_id());

@@ -48,6 +48,16 @@ struct OrchestratorOptions {
   Duration heartbeat_flush = std::chrono::seconds(1);
   Duration suspect_after = std::chrono::seconds(30);
   Duration lost_after = std::chrono::seconds(60);
+  // Schedule-to-start deadline of a task whose spec sets none; 0: wait
+  // forever.
+    std::chrono::seconds default_start_timeout{600};
+  // Named retry policies task files may use (retry_policy: {preset: NAME}).
+  RetryPresets retry_presets = BuiltinRetryPresets();
+  // At its execution timeout a run on a live node is asked for progress;
+  // if it moved since the last query it gets extend_by more (0: the task's
+  // own timeout), at most max_extensions times.
+  Duration extend_by{0};
+  int max_extensions = 1;
   int due_batch = 2000;  // due rows handled per pass
   // Row changes of a pass committed per store transaction; the intents of
   // a chunk leave as soon as it committed.
@@ -73,6 +83,10 @@ struct OrchestratorOptions {
 };
 
 enum class Liveness { kAlive, kSuspect, kLost, kNeverSeen };
+
+// The id of the compensation task of (task_id, node_id): the same every
+// time (so creating it twice finds the first), a valid task id.
+std::string CompensationTaskId(const std::string& task_id, const std::string& node_id);
 std::string_view LivenessName(Liveness l);
 
 class Orchestrator final : public SessionHost {
@@ -221,6 +235,9 @@ class Orchestrator final : public SessionHost {
     Outbox out;
     // The node list, read once per pass and only if a row needs it.
     std::optional<std::vector<store::NodeInfo>> nodes;
+    // Rows whose progress answer was handled this pass (their exec timeout,
+    // read before, is not acted on again).
+    std::set<std::pair<std::string, std::string>> progressed;
   };
   void Stage(Pass& pass, store::TransitionRequest request,
              std::function<void(Outbox&)> on_applied = {});
@@ -238,6 +255,16 @@ class Orchestrator final : public SessionHost {
   void HandleExecTimeout(const store::DueItem& item, Pass& pass);
   void HandleRetryDecision(const store::DueItem& item, Pass& pass);
   void HandleUpstreamFailed(const store::DueItem& item, Pass& pass);
+  void HandleNotStarted(const store::DueItem& item, Pass& pass);
+  void HandleCompensate(const store::DueItem& item, Pass& pass);
+  // Progress before a kill: ask (the row waits one ack timeout), then the
+  // answers queued by OnProgress extend the run or time it out.
+  void AskProgress(const store::DueItem& item, Pass& pass);
+  void HandleProgressReplies(Pass& pass);
+  // RUNNING -> TIMEOUT with `detail`; a connected agent is told to stop.
+  void TimeOut(const store::DueItem& item, Pass& pass, std::string detail);
+  // The compensation task of `failed` on `node_id` (failed.on_failure set).
+  store::NewTask CompensationTask(const TaskSpec& failed, const std::string& node_id) const;
 
   const OrchestratorOptions options_;
   store::StateStore& store_;
@@ -249,7 +276,19 @@ class Orchestrator final : public SessionHost {
   mutable std::mutex mu_;
   std::map<std::string, std::shared_ptr<SessionHandle>> sessions_;  // guarded by mu_
   std::unordered_map<std::string, std::shared_ptr<const TaskSpec>> specs_;  // guarded by mu_
-  std::map<std::pair<std::string, std::string>, std::string> blocked_;  // guarded by mu_
+  std::map<std::pair<std::string, std::string>, std::string> blocked_;      // guarded by mu_
+  // A run asked for progress at its execution timeout, per (task, node).
+  struct ProgressAsk {
+    uint32_t attempt = 0;
+    int64_t version = 0;           // the row's when asked
+    int extensions = 0;            // the row's when asked
+    bool pending = false;          // asked, not answered yet
+    int64_t last_progress_us = 0;  // the agent's "last moved" at the previous extension
+  };
+  static constexpr size_t kMaxProgressAsks = 100'000;  // a bound, then forgotten
+  std::map<std::pair<std::string, std::string>, ProgressAsk> progress_asks_;  // guarded by mu_
+  std::vector<std::pair<std::string, apollo::v1::ProgressReply>>
+      progress_replies_;                                             // guarded by mu_
   Rng rng_;                                                          // guarded by mu_
   std::map<std::string, NodeSnapshot> snapshots_;                    // guarded by mu_: latest per node
   double admit_tokens_ = 0;                                          // guarded by mu_

@@ -4,16 +4,64 @@
 #include <optional>
 #include <set>
 
+#include "core/yaml_reader.h"
+
 namespace apollo::orchestrator {
 namespace {
 
 void AddError(apollo::v1::SubmitTasksResponse* resp, const std::string& file, int line,
-              std::string message) {
+              std::string message, int column = 1) {
   auto* d = resp->add_errors();
   d->set_file(file);
   d->set_line(line);
-  d->set_column(1);
+  d->set_column(column);
   d->set_message(std::move(message));
+}
+
+std::string Join(const std::set<std::string>& names) {
+  std::string out;
+  for (const auto& n : names) out += (out.empty() ? "" : ", ") + n;
+  return out;
+}
+
+// Why none of `nodes` runs `intent`, or "" when one does (or when none has
+// said what it runs: an agent older than intent advertising, or a node that
+// never registered, is not judged here).
+std::string IntentProblem(const std::string& intent, const std::vector<std::string>& nodes,
+                          const std::map<std::string, const store::NodeInfo*>& known) {
+  std::set<std::string> offered, disabled_on;
+  size_t judged = 0;
+  for (const auto& id : nodes) {
+    auto it = known.find(id);
+    if (it == known.end() || !it->second->registered || it->second->intents.empty()) continue;
+    const store::NodeInfo& n = *it->second;
+    ++judged;
+    for (const auto& i : n.intents) {
+      if (i == intent) return "";
+      offered.insert(i);
+    }
+    for (const auto& i : n.disabled_intents) {
+      if (i == intent) disabled_on.insert(id);
+    }
+  }
+  if (judged == 0) return "";
+  const std::string where = judged == 1 ? "its matched node" : "any of its " +
+                                                                   std::to_string(judged) +
+                                                                   " matched nodes";
+  if (!disabled_on.empty()) {
+    return "intent " + internal::Quote(intent) + " is disabled on " + Join(disabled_on) +
+           " (the agent's enabled_intents, or --enable-intent " + intent +
+           "); use --force to submit anyway";
+  }
+  std::string best;
+  size_t best_distance = std::max<size_t>(3, intent.size() / 3);  // close matches only
+  for (const auto& o : offered) {
+    size_t d = internal::EditDistance(intent, o);
+    if (d < best_distance) best = o, best_distance = d;
+  }
+  std::string hint = best.empty() ? "" : "; did you mean " + internal::Quote(best) + "?";
+  return "intent " + internal::Quote(intent) + " is not offered by " + where + " (they run: " +
+         Join(offered) + ")" + hint + " Use --force to submit anyway";
 }
 
 std::string Describe(const TargetSelector& s) {
@@ -27,8 +75,9 @@ std::string Describe(const TargetSelector& s) {
 
 }  // namespace
 
-Status SubmitTaskFile(const apollo::v1::SubmitTasksRequest& req, store::StateStore& store,
-                      TaskIdGenerator& ids, apollo::v1::SubmitTasksResponse* resp,
+Status SubmitTaskFile(const apollo::v1::SubmitTasksRequest& req, const SubmitOptions& options,
+                      store::StateStore& store, TaskIdGenerator& ids,
+                      apollo::v1::SubmitTasksResponse* resp,
                       std::vector<store::NewTask>* stored) {
   const std::string file = req.file_name().empty() ? "<request>" : req.file_name();
   Status lookup_error;
@@ -42,7 +91,7 @@ Status SubmitTaskFile(const apollo::v1::SubmitTasksRequest& req, store::StateSto
     known_tasks.emplace(std::string(id), t.ok());
     return t.ok();
   };
-  ParsedTasks parsed = ParseTaskFile(req.content(), file, ParseLimits{}, exists);
+  ParsedTasks parsed = ParseTaskFile(req.content(), file, ParseLimits{}, exists, options.presets);
   APOLLO_RETURN_IF_ERROR(lookup_error);
   for (const auto& d : parsed.errors) {
     auto* e = resp->add_errors();
@@ -55,10 +104,20 @@ Status SubmitTaskFile(const apollo::v1::SubmitTasksRequest& req, store::StateSto
 
   // Resolved once per distinct selector and the registered nodes read once
   // per file, not per task: a file of 500 tasks is 500 selectors.
-  std::map<std::string, std::vector<std::string>> resolved;
-  std::optional<std::set<std::string>> registered;
+    std::map<std::string, std::vector<std::string>> resolved;
+  std::optional<std::vector<store::NodeInfo>> node_list;
+  std::map<std::string, const store::NodeInfo*> known;
+  auto load_nodes = [&]() -> Status {
+    if (node_list) return Status::Ok();
+    auto r = store.ListNodes();
+    if (!r.ok()) return r.status();
+    node_list = std::move(*r);
+    for (const auto& n : *node_list) known[n.node_id] = &n;
+    return Status::Ok();
+  };
   std::vector<store::NewTask> tasks;
-  for (TaskSpec& spec : parsed.tasks) {
+  for (size_t ti = 0; ti < parsed.tasks.size(); ++ti) {
+    TaskSpec& spec = parsed.tasks[ti];
     if (spec.task_id_generated) spec.task_id = ids.Generate(spec.intent);
     const TargetSelector& sel = spec.target_selector;
     std::vector<std::string> nodes_storage;
@@ -86,24 +145,26 @@ Status SubmitTaskFile(const apollo::v1::SubmitTasksRequest& req, store::StateSto
                    ") matches no registered node; set allow_empty: true to accept that");
       continue;
     }
-    if (spec.target_selector.type == SelectorType::kNodes) {
-      if (!registered) {
-        auto known = store.ListNodes();
-        if (!known.ok()) return known.status();
-        registered.emplace();
-        for (const auto& n : *known) {
-          if (n.registered) registered->insert(n.node_id);
-        }
+        APOLLO_RETURN_IF_ERROR(load_nodes());
+    if (!req.force()) {
+      if (std::string p = IntentProblem(spec.intent, *nodes, known); !p.empty()) {
+        const auto at = ti < parsed.intent_at.size() ? parsed.intent_at[ti] : ParsedTasks::Position{1, 1};
+        AddError(resp, file, at.line, "task '" + spec.task_id + "': " + p, at.column);
+        continue;
       }
+    }
+    if (spec.target_selector.type == SelectorType::kNodes) {
       for (const auto& n : *nodes) {
-        if (!registered->count(n)) {
+        auto it = known.find(n);
+        if (it == known.end() || !it->second->registered) {
           resp->add_warnings("task '" + spec.task_id + "': node '" + n +
                              "' has never registered; its work waits (blocked_reason "
                              "node_not_registered)");
         }
       }
     }
-    tasks.push_back(store::NewTask{spec, *nodes});
+        const auto start_timeout = spec.start_timeout.value_or(options.default_start_timeout);
+    tasks.push_back(store::NewTask{spec, *nodes, start_timeout});
   }
   if (resp->errors_size() > 0) return Status::Ok();
 

@@ -11,13 +11,25 @@
 
 namespace apollo::orchestrator {
 
+struct SubmitOptions {
+  // Named retry policies a task file may use (nullptr: the built-in ones).
+  const RetryPresets* presets = nullptr;
+  // The schedule-to-start deadline of a task that sets no start_timeout.
+  std::chrono::seconds default_start_timeout{600};
+};
+
 // Fills `resp`. Problems with the file go into resp->errors (nothing is
 // stored then); a failing store is returned as the Status. `stored`, if
 // given, receives every task (spec and nodes) the store now holds from this
 // call (created, or already there with the same canonical spec), so the
 // caller can cache them instead of reading them back.
-Status SubmitTaskFile(const apollo::v1::SubmitTasksRequest& req, store::StateStore& store,
-                      TaskIdGenerator& ids, apollo::v1::SubmitTasksResponse* resp,
+//
+// An intent that none of a task's matched nodes advertises (misspelt, or
+// disabled there) is an error naming the closest intent they do run,
+// unless req.force; a node that has not said what it runs is not judged.
+Status SubmitTaskFile(const apollo::v1::SubmitTasksRequest& req, const SubmitOptions& options,
+                      store::StateStore& store, TaskIdGenerator& ids,
+                      apollo::v1::SubmitTasksResponse* resp,
                       std::vector<store::NewTask>* stored = nullptr);
 
 }  // namespace apollo::orchestrator

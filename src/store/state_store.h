@@ -122,16 +122,43 @@ class StateStore {
   // the store's. Returns the new alert's id; kInvalidArgument if kind is
   // empty.
   virtual Result<int64_t> AddAlert(const AlertRow& alert) = 0;
+  // Alerts whose webhook delivery is due: pending, or failing with
+  // next_delivery_at <= now; oldest first.
+  virtual Result<std::vector<AlertRow>> DueAlertDeliveries(TimePoint now, int limit) = 0;
+  // Records a delivery attempt's outcome (kNotFound for an unknown id).
+  virtual Status SetAlertDelivery(int64_t id, AlertDelivery delivery, int attempts,
+                                  std::string_view detail,
+                                  std::optional<TimePoint> next_delivery_at) = 0;
 
   virtual Result<int64_t> AddDeadLetter(const DeadLetter& letter) = 0;
   virtual Result<std::vector<DeadLetter>> ListDeadLetters(int64_t after_id, int limit) = 0;
   virtual Result<DeadLetter> GetDeadLetter(int64_t id) = 0;
   virtual Status DropDeadLetter(int64_t id) = 0;
 
-  // Deletes history, payloads and alerts of settled tasks older than the
-  // horizons, and out-of-order dedup entries older than dedup_horizon. Rows of
-  // tasks that are not settled are never touched.
+  // Deletes, each older than its horizon and at most `policy.batch` of each
+  // kind per call (so a call never holds the writer long; call again while
+  // PurgeStats::more): settled tasks whole (rows, history, payloads),
+  // alerts, dead letters, audit rows, and out-of-order dedup entries (the
+  // gap below them is given up). Nothing of an unsettled task is touched; an
+  // event of a purged task that arrives late is a duplicate (the node's
+  // high-water mark) or an unknown task, never a new row.
   virtual Result<PurgeStats> Purge(const RetentionPolicy& policy) = 0;
+
+  // ---- operator tokens and the audit trail
+
+  // Adds a token. kAlreadyExists for a name in use; with `only_if_first`
+  // (bootstrap), kFailedPrecondition when any token exists already.
+  virtual Status CreateToken(const TokenRow& token, bool only_if_first) = 0;
+  // The token with this hash (revoked and expired ones too: the caller
+  // decides); kNotFound if none.
+  virtual Result<TokenRow> FindToken(std::string_view hash) = 0;
+  virtual Result<std::vector<TokenRow>> ListTokens() = 0;
+  // Marks it revoked at `at`; kNotFound for an unknown name.
+  virtual Status RevokeToken(std::string_view name, TimePoint at) = 0;
+  // Appends an audit row; returns its id (id and time: the store's).
+  virtual Result<int64_t> AddAudit(const AuditRow& row) = 0;
+  // Oldest first.
+  virtual Result<std::vector<AuditRow>> ListAudit(const AuditQuery& query) = 0;
 
   virtual StoreStats Stats() const = 0;
 };

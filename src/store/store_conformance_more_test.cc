@@ -77,9 +77,16 @@ TEST_P(StoreConformanceTest, DependentsBecomeDueOnlyWhenUpstreamSucceeds) {
 }
 
 TEST_P(StoreConformanceTest, NodesAndSelectors) {
-  NodeInfo a{"edge-a", {{"role", "worker"}}, {"eu"}, {"collect_metrics"}, "normal", "1.0",
-             clock_.Now(), true};
-  NodeInfo b{"edge-b", {{"role", "db"}}, {"eu", "us"}, {}, "normal", "1.0", std::nullopt, true};
+  NodeInfo a{"edge-a",
+             {{"role", "worker"}},
+             {"eu"},
+             {"collect_metrics"},
+             "normal",
+             "1.0",
+             clock_.Now(),
+             true,
+             {}};
+  NodeInfo b{"edge-b", {{"role", "db"}}, {"eu", "us"}, {}, "normal", "1.0", std::nullopt, true, {}};
   ASSERT_TRUE(store().UpsertNode(a).ok());
   ASSERT_TRUE(store().UpsertNode(b).ok());
   Create({Spec("t1", {"ghost"})}, {"ghost"});  // never registered
@@ -117,7 +124,7 @@ TEST_P(StoreConformanceTest, NodesAndSelectors) {
   EXPECT_EQ(nodes->at(1).mode, "conservative");
   EXPECT_FALSE(nodes->at(2).registered);
 
-  NodeInfo ghost{"ghost", {}, {}, {}, "normal", "1.0", clock_.Now(), true};
+  NodeInfo ghost{"ghost", {}, {}, {}, "normal", "1.0", clock_.Now(), true, {}};
   ASSERT_TRUE(store().UpsertNode(ghost).ok());
   EXPECT_EQ(Row("t1", "ghost").blocked_reason, "");
 }
@@ -142,8 +149,8 @@ TEST_P(StoreConformanceTest, AnnotationsMoveDeadlinesWithoutANewVersion) {
 }
 
 TEST_P(StoreConformanceTest, HostileNodeDataIsStoredNotFatal) {
-  NodeInfo n{"edge-x", {{"role", "bad\xff\xfe"}}, {"g\xc3"}, {}, "normal", "1.0", std::nullopt,
-             true};
+  NodeInfo n{
+      "edge-x", {{"role", "bad\xff\xfe"}}, {"g\xc3"}, {}, "normal", "1.0", std::nullopt, true, {}};
   ASSERT_TRUE(store().UpsertNode(n).ok());
   Result<std::vector<NodeInfo>> nodes = store().ListNodes();
   ASSERT_TRUE(nodes.ok());
@@ -163,15 +170,18 @@ TEST_P(StoreConformanceTest, RetentionNeverTouchesUnsettledTasks) {
   Result<PurgeStats> early = store().Purge({});
   ASSERT_TRUE(early.ok());
   EXPECT_EQ(early->history_rows, 0);
+  EXPECT_EQ(early->tasks, 0);
 
   clock_.Advance(std::chrono::hours(24 * 2));
   Result<PurgeStats> stats = store().Purge({});
   ASSERT_TRUE(stats.ok()) << stats.status().ToString();
+  EXPECT_EQ(stats->tasks, 1);  // "done", whole
   EXPECT_GT(stats->history_rows, 0);
+  EXPECT_EQ(store().GetTask("done").status().code(), StatusCode::kNotFound);
   EXPECT_TRUE(store().GetHistory("done")->empty());
   EXPECT_EQ(store().GetHistory("busy")->size(), busy_rows);
   EXPECT_EQ(store().GetHistory("failed-retryable")->size(), failed_rows);
-  EXPECT_EQ(store().GetTask("done")->status, TaskState::kSucceeded);  // the task itself stays
+  EXPECT_EQ(Row("busy", "n1").state, TaskState::kRunning);
 }
 
 TEST_P(StoreConformanceTest, OldDedupGapsArePurgedAndTheMarkMovesOn) {

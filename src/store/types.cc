@@ -11,6 +11,8 @@ std::string_view DueKindName(DueKind k) {
     case DueKind::kRetry: return "retry";
     case DueKind::kRetryDecision: return "retry_decision";
     case DueKind::kUpstreamFailed: return "upstream_failed";
+    case DueKind::kCompensate:
+      return "compensate";
   }
   return "unknown";
 }
@@ -27,6 +29,26 @@ std::string_view CauseName(Cause c) {
     case Cause::kReconcile: return "reconcile";
     case Cause::kCreate: return "create";
     case Cause::kCallback: return "callback";
+    case Cause::kNotStarted:
+      return "not_started";
+    case Cause::kExtended:
+      return "extended";
+    case Cause::kCompensation:
+      return "compensation";
+  }
+  return "unknown";
+}
+
+std::string_view AlertDeliveryName(AlertDelivery d) {
+  switch (d) {
+    case AlertDelivery::kPending:
+      return "pending";
+    case AlertDelivery::kDelivered:
+      return "delivered";
+    case AlertDelivery::kFailing:
+      return "failing";
+    case AlertDelivery::kGaveUp:
+      return "gave_up";
   }
   return "unknown";
 }

@@ -30,6 +30,9 @@ inline constexpr size_t kInlinePayloadMax = 1024;
 struct NewTask {
   TaskSpec spec;
   std::vector<std::string> node_ids;  // one (task, node) row each, PENDING
+  // The schedule-to-start deadline in force: the spec's start_timeout, or
+  // the orchestrator's default when the spec has none; 0: wait forever.
+  std::chrono::seconds start_timeout{0};
 };
 
 struct CreatedTask {
@@ -49,6 +52,8 @@ enum class DueKind : int {
   kRetry = 4,           // RETRYING and next_attempt_at has come
   kRetryDecision = 5,   // FAILED/TIMEOUT with retries left: decide now
   kUpstreamFailed = 6,  // PENDING but a dependency ended without success
+  kCompensate = 7,      // FAILED/TIMEOUT for good, the task has on_failure:
+                        // start the compensation (then Transition compensated)
 };
 std::string_view DueKindName(DueKind k);
 
@@ -67,11 +72,17 @@ struct NodeRow {
   std::string blocked_reason;         // why a non-final row is not moving
   DueKind due_kind = DueKind::kNone;
   std::optional<TimePoint> due_at;    // when due_kind becomes actionable
+  // Must be RUNNING by then (start_timeout), while PENDING (dependencies
+  // met), DISPATCHED or RETRYING; none once running.
+  std::optional<TimePoint> start_deadline;
+  int extensions = 0;      // execution timeouts extended (progress seen)
+  bool permanent = false;  // FAILED with a permanent kind: no retry
 };
 
 struct TaskRow {
   TaskSpec spec;
   TaskState status = TaskState::kPending;  // RollUp of the node states
+  std::chrono::seconds start_timeout{0};   // in force (NewTask::start_timeout)
   TimePoint created_at{};
   TimePoint updated_at{};
   std::vector<NodeRow> nodes;  // ordered by node_id
@@ -83,6 +94,7 @@ struct TaskSummary {
   TaskState status = TaskState::kPending;
   TimePoint created_at{};
   TimePoint updated_at{};
+  std::map<std::string, std::string> metadata;  // the spec's
 };
 
 // Filters are ANDed; unset means "any". Paging is keyset-based: pass the
@@ -92,9 +104,14 @@ struct TaskQuery {
   std::optional<std::string> intent;
   std::optional<TimePoint> created_after;   // inclusive
   std::optional<TimePoint> created_before;  // exclusive
+  // The spec's metadata has each key with exactly this value (at most
+  // kMaxMetadataFilters).
+  std::map<std::string, std::string> metadata;
   int limit = 100;                           // 1..1000
   std::string page_token;
 };
+
+inline constexpr size_t kMaxMetadataFilters = 4;
 
 struct TaskPage {
   std::vector<TaskSummary> tasks;  // newest first
@@ -105,16 +122,19 @@ struct TaskPage {
 
 // Why a history row exists.
 enum class Cause : int {
-  kEvent = 1,       // an agent event (event_id set)
-  kDispatch = 2,    // orchestrator sent the intent (attempt set)
-  kAckTimeout = 3,  // not acknowledged in time
-  kExecTimeout = 4, // ran too long
-  kRetry = 5,       // policy granted a retry
-  kCancel = 6,      // operator or upstream cancel
-  kOperator = 7,    // operator retry or other manual action
-  kReconcile = 8,   // snapshot reconciliation
-  kCreate = 9,      // row created
-  kCallback = 10,   // the task's callback_url was notified (or gave up)
+  kEvent = 1,          // an agent event (event_id set)
+  kDispatch = 2,       // orchestrator sent the intent (attempt set)
+  kAckTimeout = 3,     // not acknowledged in time
+  kExecTimeout = 4,    // ran too long
+  kRetry = 5,          // policy granted a retry
+  kCancel = 6,         // operator or upstream cancel
+  kOperator = 7,       // operator retry or other manual action
+  kReconcile = 8,      // snapshot reconciliation
+  kCreate = 9,         // row created
+  kCallback = 10,      // the task's callback_url was notified (or gave up)
+  kNotStarted = 11,    // not RUNNING within the task's start_timeout
+  kExtended = 12,      // execution timeout extended: the run still progresses
+  kCompensation = 13,  // a compensation task started for this row
 };
 std::string_view CauseName(Cause c);
 
@@ -184,6 +204,12 @@ struct TransitionRequest {
   std::optional<TimePoint> next_attempt_at;
   std::optional<std::string> blocked_reason;  // replaces the current one
   std::string detail;                         // history detail / last_error
+  // A RUNNING row's execution deadline moved (to = nullopt): exec_timeout
+  // becomes due then; with `extend`, it counts as an extension.
+  std::optional<TimePoint> exec_deadline;
+  bool extend = false;
+  // The row's compensation task exists (to = nullopt): kCompensate is done.
+  bool compensated = false;
 };
 
 // ---------------------------------------------------------------- nodes --
@@ -198,6 +224,7 @@ struct NodeInfo {
   std::optional<TimePoint> last_heartbeat;
   // False for a node named by a task before it ever registered.
   bool registered = true;
+  std::vector<std::string> disabled_intents;  // built-ins it has turned off
 };
 
 // A node's heartbeat, for RecordHeartbeats.
@@ -209,6 +236,15 @@ struct NodeHeartbeat {
 
 // ----------------------------------------------------- alerts, retention --
 
+// Where an alert's webhook delivery stands.
+enum class AlertDelivery : int {
+  kPending = 0,  // not delivered yet (or no webhook configured)
+  kDelivered = 1,
+  kFailing = 2,  // failed, retried at next_delivery_at
+  kGaveUp = 3,   // failed too many times
+};
+std::string_view AlertDeliveryName(AlertDelivery d);
+
 struct AlertRow {
   int64_t id = 0;
   std::string kind;  // "illegal_transition", "unknown_task", "malformed", ...
@@ -219,18 +255,67 @@ struct AlertRow {
   std::string event_id;
   std::string detail;
   TimePoint at{};
+  // Webhook delivery (store-kept so a restart resumes it).
+  AlertDelivery delivery = AlertDelivery::kPending;
+  int attempts = 0;
+  std::string delivery_detail;  // the last outcome, e.g. "HTTP 503"
+  std::optional<TimePoint> next_delivery_at;
 };
 
+// What Purge deletes, each older than its horizon. A task is purged whole
+// (rows, history, payloads) once it settled; nothing of an unsettled task
+// is ever touched.
 struct RetentionPolicy {
   Duration dedup_horizon = std::chrono::hours(24);
-  Duration history_horizon = std::chrono::hours(24 * 7);
+  Duration history_horizon = std::chrono::hours(24 * 7);  // settled tasks
+  Duration alert_horizon = std::chrono::hours(24 * 7);
+  Duration dead_letter_horizon = std::chrono::hours(24 * 30);
+  Duration audit_horizon = std::chrono::hours(24 * 90);
+  int batch = 500;  // tasks (and rows of each other kind) per call at most
 };
 
 struct PurgeStats {
+  int64_t tasks = 0;
   int64_t history_rows = 0;
   int64_t dedup_rows = 0;
   int64_t payload_rows = 0;
   int64_t alert_rows = 0;
+  int64_t dead_letters = 0;
+  int64_t audit_rows = 0;
+  // True when a horizon still had more than `batch` to delete.
+  bool more = false;
+};
+
+// ---------------------------------------------------------- tokens, audit --
+
+// An operator token. Only its hash is kept; the token itself is shown once.
+struct TokenRow {
+  std::string name;
+  std::string role;  // "viewer", "operator", "admin"
+  std::string hash;  // hex SHA-256 of the token
+  TimePoint created_at{};
+  std::optional<TimePoint> expires_at;
+  std::optional<TimePoint> revoked_at;
+  std::string created_by;
+};
+
+// One mutating operator call: who, what, on what, from where, outcome.
+struct AuditRow {
+  int64_t id = 0;
+  TimePoint at{};
+  std::string who;          // token name ("" without ACLs)
+  std::string action;       // e.g. "task.submit"
+  std::string target;       // e.g. the task id
+  std::string args_digest;  // hex SHA-256 of the request
+  std::string peer;         // where the call came from
+  std::string outcome;      // "ok" or the error code and message
+};
+
+struct AuditQuery {
+  std::string who;                 // "": anyone
+  std::optional<TimePoint> since;  // inclusive
+  int64_t after_id = 0;
+  int limit = 100;
 };
 
 struct DueItem {
@@ -243,6 +328,8 @@ struct DueItem {
   uint32_t attempt = 0;
   int retries = 0;
   Priority priority = Priority::kNormal;
+  std::optional<TimePoint> start_deadline;  // see NodeRow
+  int extensions = 0;
 };
 
 // Counters since the store was opened (not persisted).

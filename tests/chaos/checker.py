@@ -35,12 +35,12 @@ import sys
 
 # The state machine, as in src/core/task_state.cc (kAllowed).
 ALLOWED = {
-    "PENDING": {"DISPATCHED", "CANCELLED"},
+        "PENDING": {"DISPATCHED", "CANCELLED", "TIMEOUT"},
     "DISPATCHED": {"RUNNING", "CANCELLED", "TIMEOUT"},
     "RUNNING": {"SUCCEEDED", "FAILED", "TIMEOUT", "CANCELLED"},
     "SUCCEEDED": set(),
     "FAILED": {"RETRYING"},
-    "RETRYING": {"RUNNING", "CANCELLED"},
+        "RETRYING": {"RUNNING", "CANCELLED", "TIMEOUT"},
     "CANCELLED": set(),
     "TIMEOUT": {"RETRYING"},
 }

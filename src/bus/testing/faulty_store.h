@@ -131,6 +131,28 @@ class FaultyStore final : public store::StateStore {
   Result<store::PurgeStats> Purge(const store::RetentionPolicy& policy) override {
     return inner_.Purge(policy);
   }
+  Result<std::vector<store::AlertRow>> DueAlertDeliveries(TimePoint now, int limit) override {
+    return inner_.DueAlertDeliveries(now, limit);
+  }
+  Status SetAlertDelivery(int64_t id, store::AlertDelivery delivery, int attempts,
+                          std::string_view detail,
+                          std::optional<TimePoint> next_delivery_at) override {
+    return inner_.SetAlertDelivery(id, delivery, attempts, detail, next_delivery_at);
+  }
+  Status CreateToken(const store::TokenRow& token, bool only_if_first) override {
+    return inner_.CreateToken(token, only_if_first);
+  }
+  Result<store::TokenRow> FindToken(std::string_view hash) override {
+    return inner_.FindToken(hash);
+  }
+  Result<std::vector<store::TokenRow>> ListTokens() override { return inner_.ListTokens(); }
+  Status RevokeToken(std::string_view name, TimePoint at) override {
+    return inner_.RevokeToken(name, at);
+  }
+  Result<int64_t> AddAudit(const store::AuditRow& row) override { return inner_.AddAudit(row); }
+  Result<std::vector<store::AuditRow>> ListAudit(const store::AuditQuery& query) override {
+    return inner_.ListAudit(query);
+  }
   store::StoreStats Stats() const override { return inner_.Stats(); }
 
  private:

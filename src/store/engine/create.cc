@@ -29,13 +29,14 @@ constexpr sql::Statement kInsertTasks{
 constexpr sql::Statement kFindRefs{
     "SELECT t.task_id, t.task_ref FROM tasks t, @rows WHERE t.task_id = u.task_id", kIdCols};
 
-constexpr sql::Column kStatusCols[] = {{"task_ref", sql::Type::kInt},
-                                       {"timeout_us", sql::Type::kInt},
-                                       {"max_retries", sql::Type::kInt},
-                                       {"node_count", sql::Type::kInt}};
+constexpr sql::Column kStatusCols[] = {
+    {"task_ref", sql::Type::kInt},         {"timeout_us", sql::Type::kInt},
+    {"max_retries", sql::Type::kInt},      {"node_count", sql::Type::kInt},
+    {"start_timeout_us", sql::Type::kInt}, {"compensate", sql::Type::kBool}};
 constexpr sql::Statement kInsertStatus{
-    "INSERT INTO task_status(task_ref, status, updated_at, timeout_us, max_retries, node_count) "
-    "SELECT u.task_ref, $1, $2, u.timeout_us, u.max_retries, u.node_count FROM @rows",
+    "INSERT INTO task_status(task_ref, status, updated_at, timeout_us, max_retries, node_count, "
+    "start_timeout_us, compensate) SELECT u.task_ref, $1, $2, u.timeout_us, u.max_retries, "
+    "u.node_count, u.start_timeout_us, u.compensate FROM @rows",
     kStatusCols};
 
 // Locked: a dependency settling in another store waits for this create (or
@@ -59,16 +60,16 @@ constexpr sql::Statement kInsertDeps{
     "WHERE true ON CONFLICT DO NOTHING",
     kDepCols};
 
-constexpr sql::Column kNodeRowCols[] = {{"task_ref", sql::Type::kInt},
-                                        {"node_ref", sql::Type::kInt},
-                                        {"due_kind", sql::Type::kInt},
-                                        {"due_at", sql::Type::kInt},
-                                        {"reason", sql::Type::kText}};
+constexpr sql::Column kNodeRowCols[] = {
+    {"task_ref", sql::Type::kInt}, {"node_ref", sql::Type::kInt},
+    {"due_kind", sql::Type::kInt}, {"due_at", sql::Type::kInt},
+    {"reason", sql::Type::kText},  {"start_deadline", sql::Type::kInt},
+    {"priority", sql::Type::kInt}};
 constexpr sql::Statement kInsertNodeRows{
     "INSERT INTO task_nodes(task_ref, node_ref, state, version, attempt, retries, created_at, "
-    "updated_at, due_kind, due_at, blocked_reason) "
-    "SELECT u.task_ref, u.node_ref, $1, 1, 0, 0, $2, $2, u.due_kind, u.due_at, u.reason "
-    "FROM @rows",
+    "updated_at, due_kind, due_at, blocked_reason, start_deadline, priority) "
+    "SELECT u.task_ref, u.node_ref, $1, 1, 0, 0, $2, $2, u.due_kind, u.due_at, u.reason, "
+    "u.start_deadline, u.priority FROM @rows",
     kNodeRowCols};
 
 struct DepFacts {
@@ -118,8 +119,12 @@ Result<std::map<std::string, int64_t>> InsertTaskRows(
   sql::RowSet status(kInsertStatus);
   for (const Fresh& f : fresh) {
     const TaskSpec& s = f.task->spec;
+    // compensate: an on_failure to run, or (a compensation task) an alert
+    // to raise when it fails for good.
     status.Add(refs.at(s.task_id), std::chrono::duration_cast<Duration>(s.timeout).count(),
-               s.retry_policy.max_retries, f.nodes.size());
+               s.retry_policy.max_retries, f.nodes.size(),
+               std::chrono::duration_cast<Duration>(f.task->start_timeout).count(),
+               s.on_failure.has_value() || !s.compensates.empty());
   }
   txn.Exec(kInsertStatus, sql::Params(TaskState::kPending, txn.now_us()), &status);
   return refs;
@@ -210,9 +215,14 @@ Result<std::vector<CreatedTask>> InsertTasks(WriteTxn& txn, const std::vector<Ne
       const NodeFact& n = nodes->at(node_id);
       std::string reason = start->second;
       if (reason.empty() && !n.registered) reason = "node_not_registered";
-      std::optional<int64_t> due_at;
+      std::optional<int64_t> due_at, start_deadline;
       if (start->first != DueKind::kNone) due_at = txn.now_us();
-      node_rows.Add(task_ref, n.ref, start->first, due_at, reason);
+      if (start->first == DueKind::kDispatch && f.task->start_timeout.count() > 0) {
+        start_deadline =
+            txn.now_us() + std::chrono::duration_cast<Duration>(f.task->start_timeout).count();
+      }
+      node_rows.Add(task_ref, n.ref, start->first, due_at, reason, start_deadline,
+                    f.task->spec.priority);
       APOLLO_RETURN_IF_ERROR(ws.AddHistory(txn, {task_ref,
                                                  n.ref,
                                                  Cause::kCreate,

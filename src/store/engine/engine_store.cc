@@ -64,12 +64,7 @@ class EngineStore final : public StateStore {
 
   // StateStore: nodes
   Status UpsertNode(const NodeInfo& node) override {
-    return Write<bool>(1,
-                       [node](WriteTxn& txn) -> Result<bool> {
-                         APOLLO_RETURN_IF_ERROR(WriteNode(txn, node));
-                         return true;
-                       })
-        .status();
+    return WriteStatus([node](WriteTxn& txn) { return WriteNode(txn, node); });
   }
   Status RecordHeartbeat(std::string_view node_id, TimePoint at, std::string_view mode) override {
     NodeHeartbeat beat{std::string(node_id), at, std::string(mode)};
@@ -100,6 +95,16 @@ class EngineStore final : public StateStore {
     if (alert.kind.empty()) return Status::InvalidArgument("an alert needs a kind");
     return Write<int64_t>(1, [alert](WriteTxn& txn) { return InsertAlert(txn, alert); });
   }
+  Result<std::vector<AlertRow>> DueAlertDeliveries(TimePoint now, int limit) override {
+    return readers_.Read([&](sql::Conn& db) { return QueryDueDeliveries(db, now, limit); });
+  }
+  Status SetAlertDelivery(int64_t id, AlertDelivery delivery, int attempts, std::string_view detail,
+                          std::optional<TimePoint> next_delivery_at) override {
+    return WriteStatus(
+        [id, delivery, attempts, d = std::string(detail), next_delivery_at](WriteTxn& txn) {
+          return SetDelivery(txn, id, delivery, attempts, d, next_delivery_at);
+        });
+  }
   Result<int64_t> AddDeadLetter(const DeadLetter& letter) override {
     return Write<int64_t>(1, [letter](WriteTxn& txn) { return InsertDeadLetter(txn, letter); });
   }
@@ -110,22 +115,49 @@ class EngineStore final : public StateStore {
     return readers_.Read([&](sql::Conn& db) { return QueryDeadLetter(db, id); });
   }
   Status DropDeadLetter(int64_t id) override {
-    return Write<bool>(1,
-                       [id](WriteTxn& txn) -> Result<bool> {
-                         APOLLO_RETURN_IF_ERROR(DeleteDeadLetter(txn, id));
-                         return true;
-                       })
-        .status();
+    return WriteStatus([id](WriteTxn& txn) { return DeleteDeadLetter(txn, id); });
   }
   Result<PurgeStats> Purge(const RetentionPolicy& policy) override {
     return Write<PurgeStats>(1, [policy](WriteTxn& txn) { return PurgeOld(txn, policy); });
   }
+  // StateStore: tokens and the audit trail
+  Status CreateToken(const TokenRow& token, bool only_if_first) override {
+    return WriteStatus(
+        [token, only_if_first](WriteTxn& txn) { return InsertToken(txn, token, only_if_first); });
+  }
+  Result<TokenRow> FindToken(std::string_view hash) override {
+    return readers_.Read([&](sql::Conn& db) { return QueryToken(db, hash); });
+  }
+  Result<std::vector<TokenRow>> ListTokens() override {
+    return readers_.Read([&](sql::Conn& db) { return QueryTokens(db); });
+  }
+  Status RevokeToken(std::string_view name, TimePoint at) override {
+    return WriteStatus(
+        [n = std::string(name), at](WriteTxn& txn) { return RevokeTokenNamed(txn, n, at); });
+  }
+  Result<int64_t> AddAudit(const AuditRow& row) override {
+    return Write<int64_t>(1, [row](WriteTxn& txn) { return InsertAudit(txn, row); });
+  }
+  Result<std::vector<AuditRow>> ListAudit(const AuditQuery& query) override {
+    return readers_.Read([&](sql::Conn& db) { return QueryAudit(db, query); });
+  }
+
   StoreStats Stats() const override { return writer_->Stats(); }
 
  private:
   template <typename T, typename Fn>
   Result<T> Write(int weight, Fn fn) {
     return writer_->Submit<T>(weight, std::move(fn)).get();
+  }
+  // A write whose only result is its status.
+  template <typename Fn>
+  Status WriteStatus(Fn fn) {
+    return Write<bool>(1,
+                       [fn = std::move(fn)](WriteTxn& txn) -> Result<bool> {
+                         APOLLO_RETURN_IF_ERROR(fn(txn));
+                         return true;
+                       })
+        .status();
   }
 
   // Declared first: the writer and the readers use it until they are gone.

@@ -11,10 +11,16 @@ constexpr sql::Statement kHighestSeq{
     "SELECT s.hwm FROM nodes n JOIN node_seq s ON s.node_ref = n.node_ref WHERE n.node_id = $1"};
 constexpr sql::Statement kNodes{
     "SELECT node_id, registered, labels, groups_json, intents_json, mode, agent_version, "
-    "last_heartbeat FROM nodes ORDER BY node_id"};
+    "last_heartbeat, disabled_json FROM nodes ORDER BY node_id"};
 constexpr sql::Statement kAlerts{
-    "SELECT alert_id, kind, task_id, node_id, from_state, to_state, event_id, detail, at "
+    "SELECT alert_id, kind, task_id, node_id, from_state, to_state, event_id, detail, at, "
+    "delivery, attempts, delivery_detail, next_delivery_at "
     "FROM alerts WHERE alert_id > $1 ORDER BY alert_id LIMIT $2"};
+constexpr sql::Statement kDueDeliveries{
+    "SELECT alert_id, kind, task_id, node_id, from_state, to_state, event_id, detail, at, "
+    "delivery, attempts, delivery_detail, next_delivery_at "
+    "FROM alerts WHERE delivery IN (0, 2) AND (delivery = 0 OR next_delivery_at <= $1) "
+    "ORDER BY alert_id LIMIT $2"};
 constexpr sql::Statement kLetters{
     "SELECT letter_id, event_json, reason, deliveries, parked_at FROM dead_letters "
     "WHERE letter_id > $1 ORDER BY letter_id LIMIT $2"};
@@ -43,6 +49,7 @@ NodeInfo ReadNode(sql::Rows& r, size_t i) {
   n.mode = r.TakeText(i, 5);
   n.agent_version = r.TakeText(i, 6);
   if (!r.IsNull(i, 7)) n.last_heartbeat = FromUnixMicros(r.Int(i, 7));
+  n.disabled_intents = ParseJsonOr<std::vector<std::string>>(r.Text(i, 8), {});
   return n;
 }
 
@@ -101,24 +108,43 @@ Result<std::vector<std::string>> QuerySelector(sql::Conn& db, const TargetSelect
   return out;
 }
 
-Result<std::vector<AlertRow>> QueryAlerts(sql::Conn& db, int64_t after_id, int limit) {
-  Result<sql::Rows> r = db.Query(kAlerts, Page(after_id, limit));
-  if (!r.ok()) return r.status();
+namespace {
+
+std::vector<AlertRow> ReadAlerts(sql::Rows& r) {
   std::vector<AlertRow> out;
-  for (size_t i = 0; i < r->size(); ++i) {
+  out.reserve(r.size());
+  for (size_t i = 0; i < r.size(); ++i) {
     AlertRow a;
-    a.id = r->Int(i, 0);
-    a.kind = r->TakeText(i, 1);
-    a.task_id = r->TakeText(i, 2);
-    a.node_id = r->TakeText(i, 3);
-    if (!r->IsNull(i, 4)) a.from = static_cast<TaskState>(r->Int(i, 4));
-    if (!r->IsNull(i, 5)) a.to = static_cast<TaskState>(r->Int(i, 5));
-    a.event_id = r->TakeText(i, 6);
-    a.detail = r->TakeText(i, 7);
-    a.at = FromUnixMicros(r->Int(i, 8));
+    a.id = r.Int(i, 0);
+    a.kind = r.TakeText(i, 1);
+    a.task_id = r.TakeText(i, 2);
+    a.node_id = r.TakeText(i, 3);
+    if (!r.IsNull(i, 4)) a.from = static_cast<TaskState>(r.Int(i, 4));
+    if (!r.IsNull(i, 5)) a.to = static_cast<TaskState>(r.Int(i, 5));
+    a.event_id = r.TakeText(i, 6);
+    a.detail = r.TakeText(i, 7);
+    a.at = FromUnixMicros(r.Int(i, 8));
+    a.delivery = static_cast<AlertDelivery>(r.Int(i, 9));
+    a.attempts = static_cast<int>(r.Int(i, 10));
+    a.delivery_detail = r.TakeText(i, 11);
+    if (!r.IsNull(i, 12)) a.next_delivery_at = FromUnixMicros(r.Int(i, 12));
     out.push_back(std::move(a));
   }
   return out;
+}
+
+}  // namespace
+
+Result<std::vector<AlertRow>> QueryAlerts(sql::Conn& db, int64_t after_id, int limit) {
+  Result<sql::Rows> r = db.Query(kAlerts, Page(after_id, limit));
+  if (!r.ok()) return r.status();
+  return ReadAlerts(*r);
+}
+
+Result<std::vector<AlertRow>> QueryDueDeliveries(sql::Conn& db, TimePoint now, int limit) {
+  Result<sql::Rows> r = db.Query(kDueDeliveries, sql::Params(ToUnixMicros(now), limit));
+  if (!r.ok()) return r.status();
+  return ReadAlerts(*r);
 }
 
 Result<std::vector<DeadLetter>> QueryDeadLetters(sql::Conn& db, int64_t after_id, int limit) {

@@ -19,10 +19,12 @@ constexpr sql::Statement kInsertSeqs{
 
 constexpr sql::Statement kUpsertNode{
     "INSERT INTO nodes(node_id, registered, labels, groups_json, intents_json, mode, "
-    "agent_version, last_heartbeat, updated_at) VALUES ($1, true, $2, $3, $4, $5, $6, $7, $8) "
+    "agent_version, last_heartbeat, updated_at, disabled_json) "
+    "VALUES ($1, true, $2, $3, $4, $5, $6, $7, $8, $9) "
     "ON CONFLICT (node_id) DO UPDATE SET registered = true, labels = excluded.labels, "
     "groups_json = excluded.groups_json, intents_json = excluded.intents_json, "
     "mode = excluded.mode, agent_version = excluded.agent_version, "
+    "disabled_json = excluded.disabled_json, "
     "last_heartbeat = excluded.last_heartbeat, updated_at = excluded.updated_at "
     "RETURNING node_ref"};
 constexpr sql::Statement kEnsureSeq{
@@ -81,7 +83,8 @@ Status WriteNode(WriteTxn& txn, const NodeInfo& node) {
   if (node.last_heartbeat) hb = ToUnixMicros(*node.last_heartbeat);
   sql::Params p(node.node_id, SafeDump(nlohmann::json(node.labels)),
                 SafeDump(nlohmann::json(node.groups)), SafeDump(nlohmann::json(node.intents)),
-                node.mode, node.agent_version, hb, txn.now_us());
+                node.mode, node.agent_version, hb, txn.now_us(),
+                SafeDump(nlohmann::json(node.disabled_intents)));
   Result<sql::Rows> r = txn.Query(kUpsertNode, p);
   if (!r.ok()) return r.status();
   if (r->empty()) return Status::Internal("upsert returned no node_ref");

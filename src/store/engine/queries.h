@@ -24,6 +24,10 @@ Result<uint64_t> QueryHighestSeq(sql::Conn& db, std::string_view node_id);
 Result<std::vector<NodeInfo>> QueryNodes(sql::Conn& db);
 Result<std::vector<std::string>> QuerySelector(sql::Conn& db, const TargetSelector& sel);
 Result<std::vector<AlertRow>> QueryAlerts(sql::Conn& db, int64_t after_id, int limit);
+Result<std::vector<AlertRow>> QueryDueDeliveries(sql::Conn& db, TimePoint now, int limit);
+Result<TokenRow> QueryToken(sql::Conn& db, std::string_view hash);
+Result<std::vector<TokenRow>> QueryTokens(sql::Conn& db);
+Result<std::vector<AuditRow>> QueryAudit(sql::Conn& db, const AuditQuery& query);
 Result<std::vector<DeadLetter>> QueryDeadLetters(sql::Conn& db, int64_t after_id, int limit);
 Result<DeadLetter> QueryDeadLetter(sql::Conn& db, int64_t id);
 

@@ -1,4 +1,5 @@
 // Retention purge, the dead-letter table and orchestrator alerts (write side).
+#include <algorithm>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <set>
@@ -9,19 +10,37 @@
 namespace apollo::store::engine {
 namespace {
 
-constexpr sql::Statement kPurgePayloads{
-    "DELETE FROM payloads WHERE payload_id IN (SELECT h.payload_ref FROM history h "
-    "JOIN task_status t ON t.task_ref = h.task_ref WHERE t.settled_at IS NOT NULL "
-    "AND t.settled_at < $1 AND h.at < $1 AND h.payload_ref IS NOT NULL)"};
-constexpr sql::Statement kPurgeHistory{
-    "DELETE FROM history WHERE task_ref IN (SELECT task_ref FROM task_status "
-    "WHERE settled_at IS NOT NULL AND settled_at < $1) AND at < $1"};
+constexpr sql::Statement kSettledTasks{
+    "SELECT task_ref FROM task_status WHERE settled_at IS NOT NULL AND settled_at < $1 "
+    "ORDER BY settled_at LIMIT $2"};
+constexpr sql::Column kRefCols[] = {{"task_ref", sql::Type::kInt}};
+// A settled task, whole: what hangs off it first, the task row last.
+constexpr sql::Statement kPurgeTaskPayloads{
+    "DELETE FROM payloads AS x USING @rows WHERE x.task_ref = u.task_ref", kRefCols};
+constexpr sql::Statement kPurgeTaskHistory{
+    "DELETE FROM history AS x USING @rows WHERE x.task_ref = u.task_ref", kRefCols};
+constexpr sql::Statement kPurgeTaskNodes{
+    "DELETE FROM task_nodes AS x USING @rows WHERE x.task_ref = u.task_ref", kRefCols};
+constexpr sql::Statement kPurgeTaskDeps{
+    "DELETE FROM task_deps AS x USING @rows WHERE x.task_ref = u.task_ref", kRefCols};
+constexpr sql::Statement kPurgeTaskStatus{
+    "DELETE FROM task_status AS x USING @rows WHERE x.task_ref = u.task_ref", kRefCols};
+constexpr sql::Statement kPurgeTaskRows{
+    "DELETE FROM tasks AS x USING @rows WHERE x.task_ref = u.task_ref", kRefCols};
 constexpr sql::Statement kOldAbove{
     "SELECT node_ref, max(seq) FROM seq_above WHERE at < $1 GROUP BY node_ref"};
 constexpr sql::Statement kPurgeAlerts{
-    "DELETE FROM alerts WHERE at < $1 AND task_id NOT IN "
-    "(SELECT t.task_id FROM tasks t JOIN task_status s ON s.task_ref = t.task_ref "
-    "WHERE s.settled_at IS NULL)"};
+    "DELETE FROM alerts WHERE alert_id IN "
+    "(SELECT alert_id FROM alerts WHERE at < $1 ORDER BY alert_id LIMIT $2)"};
+constexpr sql::Statement kPurgeLetters{
+    "DELETE FROM dead_letters WHERE letter_id IN "
+    "(SELECT letter_id FROM dead_letters WHERE parked_at < $1 ORDER BY letter_id LIMIT $2)"};
+constexpr sql::Statement kPurgeAudit{
+    "DELETE FROM audit WHERE audit_id IN "
+    "(SELECT audit_id FROM audit WHERE at < $1 ORDER BY audit_id LIMIT $2)"};
+constexpr sql::Statement kSetDelivery{
+    "UPDATE alerts SET delivery = $2, attempts = $3, delivery_detail = $4, next_delivery_at = $5 "
+    "WHERE alert_id = $1"};
 
 constexpr sql::Statement kInsertLetter{
     "INSERT INTO dead_letters(event_json, reason, deliveries, parked_at) "
@@ -62,18 +81,42 @@ Status PurgeDedup(WriteTxn& txn, int64_t cutoff, PurgeStats& stats) {
 
 Result<PurgeStats> PurgeOld(WriteTxn& txn, const RetentionPolicy& policy) {
   PurgeStats stats;
-  sql::Params cutoff(txn.now_us() - policy.history_horizon.count());
-  Result<int64_t> n = txn.Count(kPurgePayloads, cutoff);
-  if (!n.ok()) return n.status();
-  stats.payload_rows = *n;
-  n = txn.Count(kPurgeHistory, cutoff);
-  if (!n.ok()) return n.status();
-  stats.history_rows = *n;
-  APOLLO_RETURN_IF_ERROR(PurgeDedup(txn, txn.now_us() - policy.dedup_horizon.count(), stats));
-  n = txn.Count(kPurgeAlerts, cutoff);
-  if (!n.ok()) return n.status();
-  stats.alert_rows = *n;
+  const int64_t now = txn.now_us();
+  const int batch = std::max(policy.batch, 1);
+  Result<sql::Rows> settled =
+      txn.Query(kSettledTasks, sql::Params(now - policy.history_horizon.count(), batch));
+  if (!settled.ok()) return settled.status();
+  sql::RowSet tasks(kPurgeTaskPayloads);
+  for (size_t i = 0; i < settled->size(); ++i) tasks.Add(settled->Int(i, 0));
+  stats.tasks = static_cast<int64_t>(tasks.size());
+  int64_t ignored = 0;
+  txn.Exec(kPurgeTaskPayloads, {}, &tasks, nullptr, &stats.payload_rows);
+  txn.Exec(kPurgeTaskHistory, {}, &tasks, nullptr, &stats.history_rows);
+  for (const sql::Statement* s :
+       {&kPurgeTaskNodes, &kPurgeTaskDeps, &kPurgeTaskStatus, &kPurgeTaskRows}) {
+    txn.Exec(*s, {}, &tasks, nullptr, &ignored);
+  }
+  txn.Exec(kPurgeAlerts, sql::Params(now - policy.alert_horizon.count(), batch), nullptr, nullptr,
+           &stats.alert_rows);
+  txn.Exec(kPurgeLetters, sql::Params(now - policy.dead_letter_horizon.count(), batch), nullptr,
+           nullptr, &stats.dead_letters);
+  txn.Exec(kPurgeAudit, sql::Params(now - policy.audit_horizon.count(), batch), nullptr, nullptr,
+           &stats.audit_rows);
+  APOLLO_RETURN_IF_ERROR(txn.Flush());
+  APOLLO_RETURN_IF_ERROR(PurgeDedup(txn, now - policy.dedup_horizon.count(), stats));
+  stats.more = stats.tasks >= batch || stats.alert_rows >= batch || stats.dead_letters >= batch ||
+               stats.audit_rows >= batch;
   return stats;
+}
+
+Status SetDelivery(WriteTxn& txn, int64_t id, AlertDelivery delivery, int attempts,
+                   std::string_view detail, std::optional<TimePoint> next_delivery_at) {
+  std::optional<int64_t> next;
+  if (next_delivery_at) next = ToUnixMicros(*next_delivery_at);
+  Result<int64_t> n = txn.Count(kSetDelivery, sql::Params(id, delivery, attempts, detail, next));
+  if (!n.ok()) return n.status();
+  if (*n == 0) return Status::NotFound("no alert " + std::to_string(id));
+  return Status::Ok();
 }
 
 Result<int64_t> InsertDeadLetter(WriteTxn& txn, const DeadLetter& letter) {

@@ -30,9 +30,11 @@ constexpr sql::Statement kFailDependents{
 // due once all their dependencies have (statuses as written just before).
 constexpr sql::Column kSucceededCols[] = {{"task_ref", sql::Type::kInt}};
 constexpr sql::Statement kReleaseDependents{
-    "UPDATE task_nodes AS tn SET due_kind = $1, due_at = $2, blocked_reason = '' "
-    "FROM task_deps d, @rows "
-    "WHERE d.dep_ref = u.task_ref AND tn.task_ref = d.task_ref AND tn.state = $3 "
+    "UPDATE task_nodes AS tn SET due_kind = $1, due_at = $2, blocked_reason = '', "
+    "start_deadline = CASE WHEN s0.start_timeout_us > 0 THEN $2 + s0.start_timeout_us END "
+    "FROM task_deps d, task_status s0, @rows "
+    "WHERE d.dep_ref = u.task_ref AND tn.task_ref = d.task_ref AND s0.task_ref = tn.task_ref "
+    "AND tn.state = $3 "
     "AND NOT EXISTS (SELECT 1 FROM task_deps d2 JOIN task_status s ON s.task_ref = d2.dep_ref "
     "WHERE d2.task_ref = tn.task_ref AND s.status <> $4)",
     kSucceededCols};
@@ -54,7 +56,8 @@ Status RecomputeTasks(WriteTxn& txn, const std::vector<int64_t>& touched, const 
     bool settled = true;
     for (; next != states.end() && next->task_ref == ref; ++next) {
       node_states.push_back(next->state);
-      settled = settled && IsSettled(next->state, next->retries >= t->second.max_retries);
+      settled = settled &&
+                IsSettled(next->state, next->retries >= t->second.max_retries || next->permanent);
     }
     TaskState status = RollUp(node_states);
     if (status == t->second.status && settled == t->second.settled) continue;

@@ -17,7 +17,9 @@ constexpr sql::Column kUpdateCols[] = {
     {"retries", sql::Type::kInt},         {"updated_at", sql::Type::kInt},
     {"due_kind", sql::Type::kInt},        {"due_at", sql::Type::kInt},
     {"blocked_reason", sql::Type::kText}, {"last_error", sql::Type::kText},
-    {"result", sql::Type::kText},         {"result_ref", sql::Type::kInt}};
+    {"result", sql::Type::kText},         {"result_ref", sql::Type::kInt},
+    {"start_deadline", sql::Type::kInt},  {"extensions", sql::Type::kInt},
+    {"permanent", sql::Type::kBool}};
 // Unset text columns (NULL) keep their value; a set result replaces the
 // ref too (NULL when it is stored inline).
 constexpr sql::Statement kUpdateRows{
@@ -25,7 +27,8 @@ constexpr sql::Statement kUpdateRows{
     "retries = u.retries, updated_at = u.updated_at, due_kind = u.due_kind, due_at = u.due_at, "
     "blocked_reason = COALESCE(u.blocked_reason, tn.blocked_reason), "
     "last_error = COALESCE(u.last_error, tn.last_error), result = COALESCE(u.result, tn.result), "
-    "result_ref = CASE WHEN u.result IS NULL THEN tn.result_ref ELSE u.result_ref END "
+    "result_ref = CASE WHEN u.result IS NULL THEN tn.result_ref ELSE u.result_ref END, "
+    "start_deadline = u.start_deadline, extensions = u.extensions, permanent = u.permanent "
     "FROM @rows WHERE tn.task_ref = u.task_ref AND tn.node_ref = u.node_ref "
     "AND tn.version = u.old_version",
     kUpdateCols};
@@ -59,7 +62,8 @@ constexpr sql::Statement kInsertAlerts{
 
 constexpr sql::Column kTaskCols[] = {{"task_ref", sql::Type::kInt}};
 constexpr sql::Statement kTaskStates{
-    "SELECT tn.task_ref, tn.node_ref, tn.state, tn.retries FROM task_nodes tn, @rows "
+    "SELECT tn.task_ref, tn.node_ref, tn.state, tn.retries, tn.permanent FROM task_nodes tn, "
+    "@rows "
     "WHERE tn.task_ref = u.task_ref",
     kTaskCols};
 
@@ -71,7 +75,8 @@ constexpr sql::Statement kTaskStates{
 const sql::Statement kLoadRows{
     "SELECT u.task_id, tn.task_ref, tn.node_ref, tn.state, tn.version, tn.attempt, tn.retries, "
     "ts.timeout_us, ts.max_retries, ts.node_count, tn.updated_at, tn.due_kind, tn.due_at, "
-    "ts.status, ts.settled_at IS NOT NULL, ts.dependents "
+    "ts.status, ts.settled_at IS NOT NULL, ts.dependents, ts.start_timeout_us, ts.compensate, "
+    "tn.start_deadline, tn.extensions, tn.permanent "
     "FROM tasks t JOIN task_nodes tn ON tn.task_ref = t.task_ref "
     "JOIN task_status ts ON ts.task_ref = t.task_ref, @rows "
     "WHERE t.task_id = u.task_id AND tn.node_ref = u.node_ref "
@@ -102,6 +107,11 @@ Loaded ReadLoaded(const sql::Rows& r, const RowKeys& keys) {
     row.updated_at = r.Int(i, 10);
     row.due_kind = static_cast<DueKind>(r.Int(i, 11));
     row.due_at = r.OptInt(i, 12);
+    row.start_timeout_us = r.Int(i, 16);
+    row.compensate = r.Bool(i, 17);
+    row.start_deadline = r.OptInt(i, 18);
+    row.extensions = static_cast<int>(r.Int(i, 19));
+    row.permanent = r.Bool(i, 20);
     out.tasks[row.task_ref] = {static_cast<TaskState>(r.Int(i, 13)), r.Bool(i, 14), row.max_retries,
                                static_cast<int>(r.Int(i, 9)), static_cast<int>(r.Int(i, 15))};
     out.rows.emplace(*key, std::move(row));
@@ -133,6 +143,8 @@ Status ChangeRow(WriteTxn& txn, Row& row, const RowChange& c) {
   row.due_kind = c.due_kind;
   row.due_at = c.due_at;
   row.blocked_reason = c.blocked_reason;
+  row.start_deadline = c.start_deadline;
+  row.permanent = c.permanent;
   if (c.last_error) row.last_error = *c.last_error;
   if (c.result) {
     if (c.result->size() > kInlinePayloadMax) {
@@ -189,7 +201,8 @@ Result<TaskStates> WriteSet::Flush(WriteTxn& txn, RowMap& rows, const TaskMap& t
     ++dirty;
     updates.Add(row.task_ref, row.node_ref, row.loaded_version, row.state, row.version, row.attempt,
                 row.retries, row.updated_at, row.due_kind, row.due_at, row.blocked_reason,
-                row.last_error, row.result, row.result_ref);
+                row.last_error, row.result, row.result_ref, row.start_deadline, row.extensions,
+                row.permanent);
   }
   txn.ExecExpect(kUpdateRows, {}, &updates, dirty, "compare-and-set on locked task_nodes rows");
   FlushLog(txn);
@@ -209,15 +222,15 @@ Result<TaskStates> WriteSet::Flush(WriteTxn& txn, RowMap& rows, const TaskMap& t
     if (!r.ok()) return r.status();
     states.reserve(r->size() + touched_.size());
     for (size_t i = 0; i < r->size(); ++i) {
-      states.push_back(
-          {r->Int(i, 0), static_cast<TaskState>(r->Int(i, 2)), static_cast<int>(r->Int(i, 3))});
+      states.push_back({r->Int(i, 0), static_cast<TaskState>(r->Int(i, 2)),
+                        static_cast<int>(r->Int(i, 3)), r->Bool(i, 4)});
     }
   }
   for (auto& [key, row] : rows) {
     auto facts = tasks.find(row.task_ref);
     if (row.dirty && facts != tasks.end() && facts->second.node_count == 1 &&
         std::binary_search(touched_.begin(), touched_.end(), row.task_ref)) {
-      states.push_back({row.task_ref, row.state, row.retries});
+      states.push_back({row.task_ref, row.state, row.retries, row.permanent});
     }
     row.dirty = false;
     row.loaded_version = row.version;

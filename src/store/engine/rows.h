@@ -44,9 +44,14 @@ struct Row {
   int64_t version = 0;
   uint32_t attempt = 0;
   int retries = 0;
-  int64_t timeout_us = 0;  // from the task
-  int max_retries = 0;     // from the task
+  int64_t timeout_us = 0;        // from the task
+  int max_retries = 0;           // from the task
+  int64_t start_timeout_us = 0;  // from the task
+  bool compensate = false;       // from the task
   int64_t updated_at = 0;
+  std::optional<int64_t> start_deadline;
+  int extensions = 0;
+  bool permanent = false;
   DueKind due_kind = DueKind::kNone;
   std::optional<int64_t> due_at;
   std::optional<std::string> blocked_reason;  // set: written
@@ -130,6 +135,7 @@ struct NodeState {
   int64_t task_ref = 0;
   TaskState state = TaskState::kPending;
   int retries = 0;
+  bool permanent = false;
 };
 using TaskStates = std::vector<NodeState>;
 

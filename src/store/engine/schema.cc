@@ -17,6 +17,7 @@ CREATE TABLE IF NOT EXISTS nodes(
   labels         TEXT NOT NULL DEFAULT '{}',
   groups_json    TEXT NOT NULL DEFAULT '[]',
   intents_json   TEXT NOT NULL DEFAULT '[]',
+  disabled_json  TEXT NOT NULL DEFAULT '[]',
   mode           TEXT NOT NULL DEFAULT '',
   agent_version  TEXT NOT NULL DEFAULT '',
   last_heartbeat BIGINT,
@@ -59,7 +60,9 @@ CREATE TABLE IF NOT EXISTS task_status(
   timeout_us  BIGINT NOT NULL,
   max_retries INTEGER NOT NULL,
   node_count  INTEGER NOT NULL,
-  dependents  INTEGER NOT NULL DEFAULT 0);  -- tasks depending on this one
+  dependents  INTEGER NOT NULL DEFAULT 0,   -- tasks depending on this one
+  start_timeout_us BIGINT NOT NULL DEFAULT 0,  -- 0: no schedule-to-start deadline
+  compensate  BOOLEAN NOT NULL DEFAULT false); -- the spec has on_failure
 CREATE INDEX IF NOT EXISTS task_status_by_status ON task_status(status, task_ref);
 CREATE INDEX IF NOT EXISTS task_status_settled ON task_status(settled_at)
   WHERE settled_at IS NOT NULL;
@@ -87,9 +90,14 @@ CREATE TABLE IF NOT EXISTS task_nodes(
   result         TEXT NOT NULL DEFAULT '',
   result_ref     BIGINT,
   blocked_reason TEXT NOT NULL DEFAULT '',
+  start_deadline BIGINT,                      -- must be RUNNING by then
+  extensions     INTEGER NOT NULL DEFAULT 0,  -- execution timeouts extended
+  permanent      BOOLEAN NOT NULL DEFAULT false,  -- failed for good: no retry
+  priority       INTEGER NOT NULL DEFAULT 1,  -- the task's, for due work
   PRIMARY KEY (task_ref, node_ref)) @clustered;
 CREATE INDEX IF NOT EXISTS task_nodes_by_node ON task_nodes(node_ref, task_ref);
-CREATE INDEX IF NOT EXISTS task_nodes_due ON task_nodes(due_at) WHERE due_at IS NOT NULL;
+CREATE INDEX IF NOT EXISTS task_nodes_due ON task_nodes(priority, due_at)
+  WHERE due_at IS NOT NULL;
 
 -- Every change with its cause, in hist_id order (sequence hist_ids).
 CREATE TABLE IF NOT EXISTS history(
@@ -126,8 +134,13 @@ CREATE TABLE IF NOT EXISTS alerts(
   to_state   INTEGER,
   event_id   TEXT NOT NULL,
   detail     TEXT NOT NULL,
-  at         BIGINT NOT NULL);
+  at         BIGINT NOT NULL,
+  delivery   INTEGER NOT NULL DEFAULT 0,  -- AlertDelivery: webhook
+  attempts   INTEGER NOT NULL DEFAULT 0,
+  delivery_detail  TEXT NOT NULL DEFAULT '',
+  next_delivery_at BIGINT);
 CREATE INDEX IF NOT EXISTS alerts_by_time ON alerts(at);
+CREATE INDEX IF NOT EXISTS alerts_to_deliver ON alerts(alert_id) WHERE delivery IN (0, 2);
 
 CREATE TABLE IF NOT EXISTS dead_letters(
   letter_id  @id,
@@ -135,6 +148,29 @@ CREATE TABLE IF NOT EXISTS dead_letters(
   reason     TEXT NOT NULL,
   deliveries INTEGER NOT NULL,
   parked_at  BIGINT NOT NULL);
+
+-- Operator tokens: only a hash of each is kept.
+CREATE TABLE IF NOT EXISTS tokens(
+  token_ref  @id,
+  name       TEXT NOT NULL UNIQUE,
+  role       TEXT NOT NULL,
+  hash       TEXT NOT NULL UNIQUE,
+  created_at BIGINT NOT NULL,
+  expires_at BIGINT,
+  revoked_at BIGINT,
+  created_by TEXT NOT NULL DEFAULT '');
+
+-- Every mutating operator call: who, what, on what, from where, outcome.
+CREATE TABLE IF NOT EXISTS audit(
+  audit_id    @id,
+  at          BIGINT NOT NULL,
+  who         TEXT NOT NULL,
+  action      TEXT NOT NULL,
+  target      TEXT NOT NULL DEFAULT '',
+  args_digest TEXT NOT NULL DEFAULT '',
+  peer        TEXT NOT NULL DEFAULT '',
+  outcome     TEXT NOT NULL);
+CREATE INDEX IF NOT EXISTS audit_by_time ON audit(at);
 
 -- Sequences: PostgreSQL's own; SQLite counts in a table (its driver's
 -- nextval(), read under the write lock).
@@ -209,8 +245,51 @@ DROP TABLE meta;
 */
 )sql";
 
+// Schema 2 -> 3: the lifecycle (start deadlines, extensions, permanent
+// failures, compensation, priority order of due work, node capabilities,
+// alert delivery) and security (tokens, audit). Written once for both.
+constexpr std::string_view kToV3 = R"sql(
+ALTER TABLE task_status ADD COLUMN start_timeout_us BIGINT NOT NULL DEFAULT 0;
+ALTER TABLE task_status ADD COLUMN compensate BOOLEAN NOT NULL DEFAULT false;
+ALTER TABLE task_nodes ADD COLUMN start_deadline BIGINT;
+ALTER TABLE task_nodes ADD COLUMN extensions INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE task_nodes ADD COLUMN permanent BOOLEAN NOT NULL DEFAULT false;
+ALTER TABLE task_nodes ADD COLUMN priority INTEGER NOT NULL DEFAULT 1;
+UPDATE task_nodes SET priority = (SELECT t.priority FROM tasks t
+  WHERE t.task_ref = task_nodes.task_ref);
+DROP INDEX task_nodes_due;
+CREATE INDEX task_nodes_due ON task_nodes(priority, due_at) WHERE due_at IS NOT NULL;
+ALTER TABLE nodes ADD COLUMN disabled_json TEXT NOT NULL DEFAULT '[]';
+ALTER TABLE alerts ADD COLUMN delivery INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE alerts ADD COLUMN attempts INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE alerts ADD COLUMN delivery_detail TEXT NOT NULL DEFAULT '';
+ALTER TABLE alerts ADD COLUMN next_delivery_at BIGINT;
+-- Alerts raised before webhooks existed are not sent now.
+UPDATE alerts SET delivery = 1, delivery_detail = 'before webhooks';
+CREATE INDEX alerts_to_deliver ON alerts(alert_id) WHERE delivery IN (0, 2);
+CREATE TABLE tokens(
+  token_ref  @id,
+  name       TEXT NOT NULL UNIQUE,
+  role       TEXT NOT NULL,
+  hash       TEXT NOT NULL UNIQUE,
+  created_at BIGINT NOT NULL,
+  expires_at BIGINT,
+  revoked_at BIGINT,
+  created_by TEXT NOT NULL DEFAULT '');
+CREATE TABLE audit(
+  audit_id    @id,
+  at          BIGINT NOT NULL,
+  who         TEXT NOT NULL,
+  action      TEXT NOT NULL,
+  target      TEXT NOT NULL DEFAULT '',
+  args_digest TEXT NOT NULL DEFAULT '',
+  peer        TEXT NOT NULL DEFAULT '',
+  outcome     TEXT NOT NULL);
+CREATE INDEX audit_by_time ON audit(at);
+)sql";
+
 // kMigrations[v - 1] brings version v to v + 1.
-constexpr std::array<std::string_view, kSchemaVersion - 1> kMigrations = {kToV2};
+constexpr std::array<std::string_view, kSchemaVersion - 1> kMigrations = {kToV2, kToV3};
 
 constexpr sql::Statement kSchemaLock{"/*@pg SELECT pg_advisory_xact_lock(7111969)*/"};
 constexpr std::string_view kVersionTable =

@@ -1,6 +1,7 @@
 // Task, history and due-work queries.
 #include <array>
 #include <cstdlib>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <string>
 
@@ -12,13 +13,15 @@ namespace {
 #define APOLLO_NODE_ROW_COLUMNS                                                         \
   "t.task_id, n.node_id, tn.state, tn.version, tn.attempt, tn.retries, tn.created_at, " \
   "tn.updated_at, tn.last_error, COALESCE(p.body, tn.result), tn.result_ref, "          \
-  "tn.blocked_reason, tn.due_kind, tn.due_at "                                          \
+  "tn.blocked_reason, tn.due_kind, tn.due_at, tn.start_deadline, tn.extensions, "       \
+  "tn.permanent "                                                                       \
   "FROM task_nodes tn JOIN tasks t ON t.task_ref = tn.task_ref "                        \
   "JOIN nodes n ON n.node_ref = tn.node_ref "                                           \
   "LEFT JOIN payloads p ON p.payload_id = tn.result_ref "
 
 constexpr sql::Statement kTask{
-    "SELECT t.task_ref, t.spec, s.status, t.created_at, s.updated_at FROM tasks t "
+    "SELECT t.task_ref, t.spec, s.status, t.created_at, s.updated_at, s.start_timeout_us "
+    "FROM tasks t "
     "JOIN task_status s ON s.task_ref = t.task_ref WHERE t.task_id = $1"};
 constexpr sql::Statement kTaskRows{"SELECT " APOLLO_NODE_ROW_COLUMNS
                                    "WHERE tn.task_ref = $1 ORDER BY n.node_id"};
@@ -33,11 +36,15 @@ constexpr sql::Statement kHistory{
     "JOIN history h ON h.task_ref = t.task_ref JOIN nodes n ON n.node_ref = h.node_ref "
     "LEFT JOIN payloads p ON p.payload_id = h.payload_ref "
     "WHERE t.task_id = $1 ORDER BY h.hist_id"};
+// One priority at a time (high first), each an index range scan of
+// (priority, due_at): after an outage the backlog drains high first.
 constexpr sql::Statement kDue{
     "SELECT t.task_id, n.node_id, tn.due_kind, tn.due_at, tn.state, tn.version, tn.attempt, "
-    "tn.retries, t.priority FROM task_nodes tn /*@sqlite INDEXED BY task_nodes_due*/ "
+    "tn.retries, tn.priority, tn.start_deadline, tn.extensions "
+    "FROM task_nodes tn /*@sqlite INDEXED BY task_nodes_due*/ "
     "JOIN tasks t ON t.task_ref = tn.task_ref JOIN nodes n ON n.node_ref = tn.node_ref "
-    "WHERE tn.due_at IS NOT NULL AND tn.due_at <= $1 ORDER BY tn.due_at, t.priority LIMIT $2"};
+    "WHERE tn.priority = $1 AND tn.due_at IS NOT NULL AND tn.due_at <= $2 "
+    "ORDER BY tn.due_at LIMIT $3"};
 constexpr sql::Statement kPayload{"SELECT body FROM payloads WHERE payload_id = $1"};
 constexpr sql::Statement kQueueDepth{"SELECT count(*) FROM task_nodes WHERE state IN ($1, $2, $3)"};
 
@@ -59,11 +66,15 @@ NodeRow ReadNodeRow(sql::Rows& r, size_t i) {
   n.blocked_reason = r.TakeText(i, 11);
   n.due_kind = static_cast<DueKind>(r.Int(i, 12));
   if (!r.IsNull(i, 13)) n.due_at = FromUnixMicros(r.Int(i, 13));
+  if (!r.IsNull(i, 14)) n.start_deadline = FromUnixMicros(r.Int(i, 14));
+  n.extensions = static_cast<int>(r.Int(i, 15));
+  n.permanent = r.Bool(i, 16);
   return n;
 }
 
 // ListTasks' filters: only those present are in the SQL, so each shape uses
-// its index. One statement per combination, made once.
+// its index. One statement per combination (and number of metadata
+// filters), made once, on first use.
 enum TaskFilter : unsigned {
   kByStatus = 1,
   kByIntent = 2,
@@ -73,31 +84,51 @@ enum TaskFilter : unsigned {
   kFilterShapes = 32,
 };
 
-const sql::Statement& TasksStatement(unsigned shape) {
-  static const auto* made = [] {
-    struct Made {
-      std::array<std::string, kFilterShapes> texts;
-      std::array<sql::Statement, kFilterShapes> stmts;
-    };
+const sql::Statement& TasksStatement(unsigned shape, size_t metadata) {
+  struct Made {
+    std::array<std::string, kFilterShapes*(kMaxMetadataFilters + 1)> texts;
+    std::array<sql::Statement, kFilterShapes*(kMaxMetadataFilters + 1)> stmts;
+  };
+  static auto* made = [] {
     auto* m = new Made;  // lives for the process: drivers key on its address
-    for (unsigned f = 0; f < kFilterShapes; ++f) {
-      std::string s =
-          "SELECT t.task_id, t.intent, s.status, t.created_at, s.updated_at, t.task_ref "
-          "FROM tasks t JOIN task_status s ON s.task_ref = t.task_ref WHERE true";
-      int n = 0;
-      auto next = [&n] { return "$" + std::to_string(++n); };
-      if (f & kByStatus) s += " AND s.status = " + next();
-      if (f & kByIntent) s += " AND t.intent = " + next();
-      if (f & kCreatedAfter) s += " AND t.created_at >= " + next();
-      if (f & kCreatedBefore) s += " AND t.created_at < " + next();
-      if (f & kAfterRef) s += " AND t.task_ref < " + next();
-      s += " ORDER BY t.task_ref DESC LIMIT " + next();
-      m->texts[f] = std::move(s);
-      m->stmts[f] = sql::Statement{m->texts[f].c_str()};
+    for (size_t meta = 0; meta <= kMaxMetadataFilters; ++meta) {
+      for (unsigned f = 0; f < kFilterShapes; ++f) {
+        std::string s =
+            "SELECT t.task_id, t.intent, s.status, t.created_at, s.updated_at, t.task_ref, t.spec "
+            "FROM tasks t JOIN task_status s ON s.task_ref = t.task_ref WHERE true";
+        int n = 0;
+        auto next = [&n] { return "$" + std::to_string(++n); };
+        if (f & kByStatus) s += " AND s.status = " + next();
+        if (f & kByIntent) s += " AND t.intent = " + next();
+        if (f & kCreatedAfter) s += " AND t.created_at >= " + next();
+        if (f & kCreatedBefore) s += " AND t.created_at < " + next();
+        if (f & kAfterRef) s += " AND t.task_ref < " + next();
+        for (size_t k = 0; k < meta; ++k) {
+          std::string key = next();
+          s += " AND /*@sqlite json_extract(t.spec, '$.metadata.' || json_quote(" + key +
+               "))*//*@pg (t.spec::jsonb -> 'metadata' ->> " + key + ")*/ = " + next();
+        }
+        s += " ORDER BY t.task_ref DESC LIMIT " + next();
+        size_t i = meta * kFilterShapes + f;
+        m->texts[i] = std::move(s);
+        m->stmts[i] = sql::Statement{m->texts[i].c_str()};
+      }
     }
     return m;
   }();
-  return made->stmts[shape];
+  return made->stmts[metadata * kFilterShapes + shape];
+}
+
+std::map<std::string, std::string> MetadataOf(std::string_view spec_json) {
+  nlohmann::json j = nlohmann::json::parse(spec_json, nullptr, false);
+  std::map<std::string, std::string> out;
+  if (!j.is_object()) return out;
+  auto it = j.find("metadata");
+  if (it == j.end() || !it->is_object()) return out;
+  for (const auto& [k, v] : it->items()) {
+    if (v.is_string()) out[k] = v.get<std::string>();
+  }
+  return out;
 }
 
 }  // namespace
@@ -115,6 +146,8 @@ Result<TaskRow> QueryTask(sql::Conn& db, std::string_view task_id) {
   task.status = static_cast<TaskState>(t->Int(0, 2));
   task.created_at = FromUnixMicros(t->Int(0, 3));
   task.updated_at = FromUnixMicros(t->Int(0, 4));
+  task.start_timeout =
+      std::chrono::duration_cast<std::chrono::seconds>(std::chrono::microseconds(t->Int(0, 5)));
   Result<sql::Rows> rows = db.Query(kTaskRows, sql::Params(t->Int(0, 0)));
   if (!rows.ok()) return rows.status();
   for (size_t i = 0; i < rows->size(); ++i) task.nodes.push_back(ReadNodeRow(*rows, i));
@@ -136,8 +169,13 @@ Result<TaskPage> QueryTasks(sql::Conn& db, const TaskQuery& q) {
   if (q.created_after) shape |= kCreatedAfter, p.Add(ToUnixMicros(*q.created_after));
   if (q.created_before) shape |= kCreatedBefore, p.Add(ToUnixMicros(*q.created_before));
   if (after) shape |= kAfterRef, p.Add(after);
+  if (q.metadata.size() > kMaxMetadataFilters) {
+    return Status::InvalidArgument("at most " + std::to_string(kMaxMetadataFilters) +
+                                   " metadata filters");
+  }
+  for (const auto& [k, v] : q.metadata) p.Add(k, v);
   p.Add(q.limit + 1);
-  Result<sql::Rows> r = db.Query(TasksStatement(shape), p);
+  Result<sql::Rows> r = db.Query(TasksStatement(shape, q.metadata.size()), p);
   if (!r.ok()) return r.status();
   TaskPage page;
   int64_t last_ref = 0;
@@ -148,7 +186,7 @@ Result<TaskPage> QueryTasks(sql::Conn& db, const TaskQuery& q) {
     }
     page.tasks.push_back({r->TakeText(i, 0), r->TakeText(i, 1),
                           static_cast<TaskState>(r->Int(i, 2)), FromUnixMicros(r->Int(i, 3)),
-                          FromUnixMicros(r->Int(i, 4))});
+                          FromUnixMicros(r->Int(i, 4)), MetadataOf(r->Text(i, 6))});
     last_ref = r->Int(i, 5);
   }
   return page;
@@ -191,23 +229,27 @@ Result<std::vector<HistoryRow>> QueryHistory(sql::Conn& db, std::string_view tas
 }
 
 Result<std::vector<DueItem>> QueryDue(sql::Conn& db, TimePoint now, int limit) {
-  sql::Params p(ToUnixMicros(now), limit);
-  Result<sql::Rows> r = db.Query(kDue, p);
-  if (!r.ok()) return r.status();
   std::vector<DueItem> out;
-  out.reserve(r->size());
-  for (size_t i = 0; i < r->size(); ++i) {
-    DueItem d;
-    d.task_id = r->TakeText(i, 0);
-    d.node_id = r->TakeText(i, 1);
-    d.kind = static_cast<DueKind>(r->Int(i, 2));
-    d.due_at = FromUnixMicros(r->Int(i, 3));
-    d.state = static_cast<TaskState>(r->Int(i, 4));
-    d.version = r->Int(i, 5);
-    d.attempt = static_cast<uint32_t>(r->Int(i, 6));
-    d.retries = static_cast<int>(r->Int(i, 7));
-    d.priority = static_cast<Priority>(r->Int(i, 8));
-    out.push_back(std::move(d));
+  for (Priority p : {Priority::kHigh, Priority::kNormal, Priority::kLow}) {
+    const int left = limit - static_cast<int>(out.size());
+    if (left <= 0) break;
+    Result<sql::Rows> r = db.Query(kDue, sql::Params(p, ToUnixMicros(now), left));
+    if (!r.ok()) return r.status();
+    for (size_t i = 0; i < r->size(); ++i) {
+      DueItem d;
+      d.task_id = r->TakeText(i, 0);
+      d.node_id = r->TakeText(i, 1);
+      d.kind = static_cast<DueKind>(r->Int(i, 2));
+      d.due_at = FromUnixMicros(r->Int(i, 3));
+      d.state = static_cast<TaskState>(r->Int(i, 4));
+      d.version = r->Int(i, 5);
+      d.attempt = static_cast<uint32_t>(r->Int(i, 6));
+      d.retries = static_cast<int>(r->Int(i, 7));
+      d.priority = static_cast<Priority>(r->Int(i, 8));
+      if (!r->IsNull(i, 9)) d.start_deadline = FromUnixMicros(r->Int(i, 9));
+      d.extensions = static_cast<int>(r->Int(i, 10));
+      out.push_back(std::move(d));
+    }
   }
   return out;
 }

@@ -20,11 +20,15 @@ RowChange BuildChange(WriteTxn& txn, const TransitionRequest& r, const Row& row)
   c.retries = c.to == TaskState::kRetrying && r.to ? row.retries + 1 : row.retries;
   FillDue(row, c.to, txn.now(), r.ack_deadline, r.next_attempt_at, c.retries, c);
   if (!r.to && r.new_attempt) {
-    // A RETRYING row re-sent: it now waits for the agent's ack.
+    // A RETRYING row re-sent: it now waits for the agent's ack, still by
+    // the deadline it had to start by.
     c.due_kind = r.ack_deadline ? DueKind::kAckTimeout : DueKind::kNone;
     c.due_at =
         r.ack_deadline ? std::optional<int64_t>(ToUnixMicros(*r.ack_deadline)) : std::nullopt;
     c.blocked_reason = "awaiting_ack since " + FormatRfc3339(txn.now());
+    c.start_deadline = row.start_deadline;
+    c.due_at = EarlierDue(c.due_at, c.start_deadline);
+    if (c.start_deadline && c.due_kind == DueKind::kNone) c.due_kind = DueKind::kAckTimeout;
   }
   if (r.blocked_reason) c.blocked_reason = *r.blocked_reason;
   if ((c.to == TaskState::kFailed || c.to == TaskState::kTimeout) && !r.detail.empty()) {
@@ -69,14 +73,29 @@ class TransitionApplier {
 };
 
 Result<EventOutcome> TransitionApplier::Annotate(const TransitionRequest& r, Row& row) {
-  if (!r.blocked_reason && !r.ack_deadline) {
+  if (!r.blocked_reason && !r.ack_deadline && !r.exec_deadline && !r.compensated) {
     return Status::InvalidArgument("transition request for " + r.task_id + "/" + r.node_id +
                                    " changes nothing");
   }
   if (r.blocked_reason) row.blocked_reason = *r.blocked_reason;
   if (r.ack_deadline) {
     row.due_kind = DueKind::kAckTimeout;
-    row.due_at = ToUnixMicros(*r.ack_deadline);
+    row.due_at = EarlierDue(ToUnixMicros(*r.ack_deadline), row.start_deadline);
+  }
+  if (r.exec_deadline) {
+    if (row.state != TaskState::kRunning) {
+      return Outcomed(Outcome::kIllegalTransition,
+                      "only a RUNNING row has an execution deadline, this one is " +
+                          std::string(TaskStateName(row.state)),
+                      row, row.state);
+    }
+    row.due_kind = DueKind::kExecTimeout;
+    row.due_at = ToUnixMicros(*r.exec_deadline);
+    if (r.extend) ++row.extensions;
+  }
+  if (r.compensated && row.due_kind == DueKind::kCompensate) {
+    row.due_kind = DueKind::kNone;
+    row.due_at.reset();
   }
   row.dirty = true;
   if (!r.detail.empty()) {

@@ -27,6 +27,14 @@ Result<int64_t> InsertAlert(WriteTxn& txn, const AlertRow& alert);
 Result<int64_t> InsertDeadLetter(WriteTxn& txn, const DeadLetter& letter);
 Status DeleteDeadLetter(WriteTxn& txn, int64_t id);
 
+Status SetDelivery(WriteTxn& txn, int64_t id, AlertDelivery delivery, int attempts,
+                   std::string_view detail, std::optional<TimePoint> next_delivery_at);
+
 Result<PurgeStats> PurgeOld(WriteTxn& txn, const RetentionPolicy& policy);
+
+// Tokens and the audit trail (access.cc).
+Status InsertToken(WriteTxn& txn, const TokenRow& token, bool only_if_first);
+Status RevokeTokenNamed(WriteTxn& txn, std::string_view name, TimePoint at);
+Result<int64_t> InsertAudit(WriteTxn& txn, const AuditRow& row);
 
 }  // namespace apollo::store::engine

@@ -101,7 +101,7 @@ TEST_F(PostgresStoreTest, ServerStoppedMidRunIsUnavailableThenRecoversOnTheSameS
   Result<TaskRow> read = store->GetTask("t0");
   ASSERT_FALSE(read.ok());
   EXPECT_EQ(read.status().code(), StatusCode::kUnavailable);
-  EXPECT_EQ(store->UpsertNode({"n1", {}, {}, {}, "normal", "1", std::nullopt, true}).code(),
+  EXPECT_EQ(store->UpsertNode({"n1", {}, {}, {}, "normal", "1", std::nullopt, true, {}}).code(),
             StatusCode::kUnavailable);
 
   ASSERT_TRUE(server_->Restart().ok());
