@@ -28,6 +28,11 @@ std::vector<TaskState> LegalPath(TaskState from, TaskState to) {
     queue.pop_front();
     for (TaskState next : kAllTaskStates) {
       if (parent.count(next) || !IsTransitionAllowed(s, next)) continue;
+      // PENDING/RETRYING -> TIMEOUT is the center's "not started" verdict;
+      // an agent that reports TIMEOUT ran it, so the path goes via RUNNING.
+      const bool not_started_edge =
+          next == TaskState::kTimeout && (s == TaskState::kPending || s == TaskState::kRetrying);
+      if (not_started_edge) continue;
       parent[next] = s;
       if (next == to) {
         std::vector<TaskState> path{to};

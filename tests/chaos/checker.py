@@ -35,15 +35,19 @@ import sys
 
 # The state machine, as in src/core/task_state.cc (kAllowed).
 ALLOWED = {
-        "PENDING": {"DISPATCHED", "CANCELLED", "TIMEOUT"},
+    "PENDING": {"DISPATCHED", "CANCELLED", "TIMEOUT"},
     "DISPATCHED": {"RUNNING", "CANCELLED", "TIMEOUT"},
     "RUNNING": {"SUCCEEDED", "FAILED", "TIMEOUT", "CANCELLED"},
     "SUCCEEDED": set(),
     "FAILED": {"RETRYING"},
-        "RETRYING": {"RUNNING", "CANCELLED", "TIMEOUT"},
+    "RETRYING": {"RUNNING", "CANCELLED", "TIMEOUT"},
     "CANCELLED": set(),
     "TIMEOUT": {"RETRYING"},
 }
+# Edges only the center's schedule-to-start deadline takes (cause
+# not_started): a run that never started. Anything else reaching TIMEOUT
+# from there (an agent's report, a reconcile) skipped RUNNING.
+NOT_STARTED_ONLY = {("PENDING", "TIMEOUT"), ("RETRYING", "TIMEOUT")}
 SETTLED = {"SUCCEEDED", "CANCELLED", "FAILED", "TIMEOUT"}
 # What an event makes of the agent's local state (src/agent/task_table.cc).
 LOCAL_STATE = {
@@ -194,6 +198,9 @@ def check(run, store, journal, wal):
                 if frm != to:
                     if to not in ALLOWED.get(frm, set()):
                         r.add("illegal_transition", f"{tid}/{node}: {frm} -> {to} by '{e['cause']}'")
+                    elif (frm, to) in NOT_STARTED_ONLY and not e["cause"].startswith("not_started"):
+                        r.add("illegal_transition", f"{tid}/{node}: {frm} -> {to} by '{e['cause']}' "
+                                                    "(only the not_started deadline takes it)")
                     if ver <= version:
                         r.add("broken_history", f"{tid}/{node}: version {ver} after {version} "
                                                 f"on {frm} -> {to}")

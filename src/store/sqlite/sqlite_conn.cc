@@ -210,14 +210,15 @@ Result<int64_t> SqliteConn::Run(Prepared& p, const sql::Params& params, const sq
 void SqliteConn::Exec(const sql::Statement& stmt, const sql::Params& params,
                       const sql::RowSet* rows, sql::Rows* out, int64_t* changed) {
   Result<Prepared*> p = Prepare(stmt);
-  Result<int64_t> n = p.status();
-  if (p.ok()) {
-    if (out) {
-      *out = sql::Rows((*p)->stmt ? sqlite3_column_count((*p)->stmt) : 0);
-      out->Reserve(rows ? rows->size() : 1);  // most statements here: a row per key
-    }
-    n = Run(**p, params, rows, out);
+  if (!p.ok()) {
+    if (sticky_.ok()) sticky_ = p.status();
+    return;
   }
+  if (out) {
+    *out = sql::Rows((*p)->stmt ? sqlite3_column_count((*p)->stmt) : 0);
+    out->Reserve(rows ? rows->size() : 1);  // most statements here: a row per key
+  }
+  Result<int64_t> n = Run(**p, params, rows, out);
   if (!n.ok()) {
     if (sticky_.ok()) sticky_ = n.status();
     return;
