@@ -244,7 +244,13 @@ void Session::RunSession(apollo::v1::AgentGateway::Stub& stub) {
   }
   snapshot_not_before_us_.store(ToUnixMicros(clock_.Now() + options_.test_snapshot_delay));
   snapshot_due_.store(true);  // after the backlog: the center reconciles on it
-  std::thread writer([this, s = stream.get()] { WriterLoop(s); });
+  // The center sets the reconciliation cadence; the agent's own applies
+  // when the center names none.
+  Duration sync_interval = options_.state_sync_interval;
+  if (welcome.welcome().state_sync_interval_ms() > 0) {
+    sync_interval = std::chrono::milliseconds(welcome.welcome().state_sync_interval_ms());
+  }
+  std::thread writer([this, s = stream.get(), sync_interval] { WriterLoop(s, sync_interval); });
   CenterMessage msg;
   while (stream->Read(&msg)) Handle(msg);
   connected_.store(false);
@@ -305,9 +311,9 @@ AgentMessage Session::Heartbeat() const {
   return m;
 }
 
-void Session::WriterLoop(Stream* stream) {
+void Session::WriterLoop(Stream* stream, Duration sync_interval) {
   TimePoint next_heartbeat = clock_.Now() + options_.heartbeat_interval;
-  TimePoint next_snapshot = clock_.Now() + options_.state_sync_interval;
+  TimePoint next_snapshot = clock_.Now() + sync_interval;
   for (;;) {
     std::deque<AgentMessage> out;
     std::vector<Event> events;
@@ -335,7 +341,7 @@ void Session::WriterLoop(Stream* stream) {
     if (clock_.Now() >= next_snapshot) snapshot_due_.store(true);
     if (SnapshotReady() && snapshot_due_.exchange(false)) {
       if (!stream->Write(BuildSnapshot())) return;
-      next_snapshot = clock_.Now() + options_.state_sync_interval;
+      next_snapshot = clock_.Now() + sync_interval;
     }
     if (clock_.Now() >= next_heartbeat) {
       if (!stream->Write(Heartbeat())) return;

@@ -96,7 +96,7 @@ class Session final : public EventSink {
   void Loop();
   // One connected session; returns when the stream ends.
   void RunSession(apollo::v1::AgentGateway::Stub& stub);
-  void WriterLoop(Stream* stream);
+  void WriterLoop(Stream* stream, Duration sync_interval);
   // A snapshot is due and not held back by test_snapshot_delay.
   bool SnapshotReady() const;
   void Handle(const apollo::v1::CenterMessage& msg);

@@ -24,6 +24,9 @@ void FillAlert(const store::AlertRow& a, apollo::v1::Alert* out) {
   out->set_event_id(a.event_id);
   out->set_message(a.detail);
   out->set_at_us(ToUnixMicros(a.at));
+  out->set_delivery(std::string(store::AlertDeliveryName(a.delivery)));
+  out->set_delivery_attempts(a.attempts);
+  out->set_delivery_detail(a.delivery_detail);
 }
 
 }  // namespace

@@ -62,6 +62,9 @@ grpc::Status ApiService::LoadTask(const std::string& task_id, apollo::v1::Task* 
   out->set_status(std::string(TaskStateName(t->status)));
   out->set_spec_json(CanonicalSpec(t->spec));
   out->set_created_at_us(ToUnixMicros(t->created_at));
+  out->mutable_metadata()->insert(t->spec.metadata.begin(), t->spec.metadata.end());
+  out->set_compensates(t->spec.compensates);
+  out->set_start_timeout_s(t->start_timeout.count());
   for (const auto& n : t->nodes) FillNode(n, out->add_nodes());
   return grpc::Status::OK;
 }
@@ -77,7 +80,7 @@ grpc::Status ApiService::SubmitTasks(grpc::ServerContext*, const apollo::v1::Sub
             "retry later");
   }
   std::vector<store::NewTask> stored;
-    SubmitOptions options;
+  SubmitOptions options;
   options.presets = &orchestrator_.options().retry_presets;
   options.default_start_timeout = orchestrator_.options().default_start_timeout;
   Status s = SubmitTaskFile(*req, options, store_, orchestrator_.ids(), resp, &stored);
@@ -107,6 +110,12 @@ grpc::Status ApiService::ListTasks(grpc::ServerContext*, const apollo::v1::ListT
     q.status = *s;
   }
   if (!req->intent().empty()) q.intent = req->intent();
+  if (static_cast<size_t>(req->metadata_size()) > store::kMaxMetadataFilters) {
+    return grpc::Status(
+        grpc::StatusCode::INVALID_ARGUMENT,
+        "at most " + std::to_string(store::kMaxMetadataFilters) + " metadata filters (--meta)");
+  }
+  q.metadata.insert(req->metadata().begin(), req->metadata().end());
   q.limit = PageLimit(req->limit());
   q.page_token = req->page_token();
   auto page = store_.ListTasks(q);
@@ -117,6 +126,7 @@ grpc::Status ApiService::ListTasks(grpc::ServerContext*, const apollo::v1::ListT
     out->set_intent(t.intent);
     out->set_status(std::string(TaskStateName(t.status)));
     out->set_created_at_us(ToUnixMicros(t.created_at));
+    out->mutable_metadata()->insert(t.metadata.begin(), t.metadata.end());
   }
   resp->set_next_page_token(page->next_page_token);
   return grpc::Status::OK;
@@ -193,6 +203,7 @@ grpc::Status ApiService::ListNodes(grpc::ServerContext*, const apollo::v1::ListN
     out->mutable_labels()->insert(n.labels.begin(), n.labels.end());
     for (const auto& g : n.groups) out->add_groups(g);
     for (const auto& i : n.intents) out->add_intents(i);
+    for (const auto& i : n.disabled_intents) out->add_disabled_intents(i);
     out->set_liveness(std::string(LivenessName(orchestrator_.NodeLiveness(n))));
     out->set_mode(n.mode.empty() ? "normal" : n.mode);
     if (n.last_heartbeat) out->set_last_heartbeat_us(ToUnixMicros(*n.last_heartbeat));

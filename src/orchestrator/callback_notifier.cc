@@ -1,7 +1,5 @@
 #include "orchestrator/callback_notifier.h"
 
-#include <curl/curl.h>
-
 #include <nlohmann/json.hpp>
 
 namespace apollo::orchestrator {
@@ -15,33 +13,7 @@ bool Settled(const store::TaskRow& t) {
   return true;
 }
 
-size_t Discard(char*, size_t size, size_t n, void*) { return size * n; }
-
 }  // namespace
-
-Status CurlPoster::Post(const std::string& url, const std::string& json, Duration timeout) {
-  CURL* curl = curl_easy_init();
-  if (curl == nullptr) return Status::Internal("curl_easy_init failed");
-  curl_slist* headers = curl_slist_append(nullptr, "Content-Type: application/json");
-  curl_easy_setopt(curl, CURLOPT_URL, url.c_str());
-  curl_easy_setopt(curl, CURLOPT_PROTOCOLS_STR, "http,https");
-  curl_easy_setopt(curl, CURLOPT_POSTFIELDS, json.c_str());
-  curl_easy_setopt(curl, CURLOPT_POSTFIELDSIZE, static_cast<long>(json.size()));
-  curl_easy_setopt(curl, CURLOPT_HTTPHEADER, headers);
-  curl_easy_setopt(curl, CURLOPT_TIMEOUT_MS,
-                   static_cast<long>(std::chrono::duration_cast<std::chrono::milliseconds>(timeout).count()));
-  curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
-  curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, Discard);
-  CURLcode rc = curl_easy_perform(curl);
-  long code = 0;
-  curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &code);
-  curl_slist_free_all(headers);
-  curl_easy_cleanup(curl);
-  if (rc != CURLE_OK) return Status::Unavailable(curl_easy_strerror(rc));
-  if (code >= 200 && code < 300) return Status::Ok();
-  std::string why = "HTTP " + std::to_string(code);
-  return code >= 500 || code == 429 ? Status::Unavailable(why) : Status::FailedPrecondition(why);
-}
 
 CallbackNotifier::CallbackNotifier(CallbackOptions options, store::StateStore& store,
                                    HttpPoster& poster, const Clock& clock)
@@ -80,11 +52,10 @@ std::string CallbackNotifier::Summary(const store::TaskRow& t) {
                      {"last_error", n.last_error},
                      {"result", result}});
   }
-  return nlohmann::json{{"task_id", t.spec.task_id},
-                        {"intent", t.spec.intent},
-                        {"status", TaskStateName(t.status)},
-                        {"finished_at", FormatRfc3339(t.updated_at)},
-                        {"nodes", nodes}}
+  return nlohmann::json{
+      {"task_id", t.spec.task_id},         {"intent", t.spec.intent},
+      {"status", TaskStateName(t.status)}, {"finished_at", FormatRfc3339(t.updated_at)},
+      {"metadata", t.spec.metadata},       {"nodes", nodes}}
       .dump();
 }
 
@@ -116,7 +87,7 @@ void CallbackNotifier::Run(Job job) {
     if (job.attempt == 0 && !handled_.insert(job.task_id).second) return;
   }
   const std::string& url = task->spec.callback_url;
-  Status s = poster_.Post(url, Summary(*task), options_.timeout);
+  Status s = poster_.Post(url, Summary(*task), options_.timeout, {});
   ++job.attempt;
   if (s.ok()) {
     Record(*task, "callback POST to " + url + " answered 2xx after " +

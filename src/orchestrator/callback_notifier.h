@@ -20,25 +20,10 @@
 
 #include "core/clock.h"
 #include "core/status.h"
+#include "orchestrator/http_poster.h"
 #include "store/state_store.h"
 
 namespace apollo::orchestrator {
-
-// The HTTP seam: libcurl in production, a fake in unit tests.
-class HttpPoster {
- public:
-  virtual ~HttpPoster() = default;
-  // POSTs `json` to `url`. OK only for a 2xx answer; otherwise Unavailable
-  // (connection, timeout, 5xx: worth retrying) or FailedPrecondition (4xx)
-  // with the reason.
-  virtual Status Post(const std::string& url, const std::string& json, Duration timeout) = 0;
-};
-
-// libcurl. The binary calls curl_global_init once in main().
-class CurlPoster final : public HttpPoster {
- public:
-  Status Post(const std::string& url, const std::string& json, Duration timeout) override;
-};
 
 struct CallbackOptions {
   Duration timeout = std::chrono::seconds(5);

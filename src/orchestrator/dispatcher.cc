@@ -276,7 +276,8 @@ void Orchestrator::HandleDispatch(const store::DueItem& item, Pass& pass) {
     Block(pass, item, "circuit_open " + spec->intent);
     return;
   }
-  if (item.kind == store::DueKind::kRetry && !retry_budget_.Take(clock_.Now())) {
+  if (item.kind == store::DueKind::kRetry &&
+      !retry_budget_.Take(clock_.Now(), RetryReserve(item.priority))) {
     Block(pass, item, "retry_budget");
     return;
   }
@@ -301,6 +302,20 @@ void Orchestrator::HandleDispatch(const store::DueItem& item, Pass& pass) {
   });
 }
 
+// The retry budget serves high priority first: normal work leaves a tenth
+// of the burst, low work a quarter, for high-priority retries.
+double Orchestrator::RetryReserve(Priority p) const {
+  switch (p) {
+    case Priority::kHigh:
+      return 0;
+    case Priority::kNormal:
+      return retry_budget_.burst() / 10;
+    case Priority::kLow:
+      return retry_budget_.burst() / 4;
+  }
+  return 0;
+}
+
 void Orchestrator::HandleAckTimeout(const store::DueItem& item, Pass& pass) {
   auto session = SessionFor(item.node_id);
   auto spec = Spec(item.task_id);
@@ -308,7 +323,7 @@ void Orchestrator::HandleAckTimeout(const store::DueItem& item, Pass& pass) {
     Block(pass, item, NodeAbsentReason(pass, item.node_id));
     return;
   }
-  if (!retry_budget_.Take(clock_.Now())) {
+  if (!retry_budget_.Take(clock_.Now(), RetryReserve(item.priority))) {
     Block(pass, item, "retry_budget");
     return;
   }

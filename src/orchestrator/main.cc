@@ -1,22 +1,24 @@
 // bin/orchestrator: the center. One gRPC port serves both the agent gateway
 // and the operator API.
+#include <curl/curl.h>
+#include <grpcpp/grpcpp.h>
 #include <signal.h>
 
+#include <CLI/CLI.hpp>
 #include <filesystem>
 #include <iostream>
 #include <thread>
 
-#include <CLI/CLI.hpp>
-#include <curl/curl.h>
-#include <grpcpp/grpcpp.h>
-
 #include "bus/open_bus.h"
 #include "core/clock.h"
 #include "core/version.h"
+#include "orchestrator/alert_notifier.h"
 #include "orchestrator/api_service.h"
 #include "orchestrator/gateway_service.h"
 #include "orchestrator/orchestrator.h"
 #include "orchestrator/orchestrator_config.h"
+#include "orchestrator/retention_runner.h"
+#include "orchestrator/runtime_options.h"
 #include "store/open_store.h"
 #include "tls/tls_files.h"
 
@@ -31,26 +33,6 @@ void MakeStoreDir(const std::string& url) {
   std::filesystem::path p(url.substr(kSqlite.size()));
   std::error_code ec;
   if (p.has_parent_path()) std::filesystem::create_directories(p.parent_path(), ec);
-}
-
-apollo::orchestrator::OrchestratorOptions ToOptions(const OrchestratorConfig& c) {
-  apollo::orchestrator::OrchestratorOptions o;
-  o.dispatch_interval = c.dispatch_interval;
-  o.ack_timeout = c.ack_timeout;
-  o.heartbeat_interval = c.heartbeat_interval;
-  o.suspect_after = c.suspect_after;
-  o.lost_after = c.lost_after;
-  o.orchestrator_id = "orchestrator@" + c.listen.ToString();
-  o.max_new_sessions_per_s = c.admission.max_new_sessions_per_s;
-  o.breaker_failures = c.circuit_breaker.failures;
-  o.breaker_cool_down = c.circuit_breaker.cool_down;
-  o.retry_rate_per_s = c.retry_budget.rate_per_s;
-  o.retry_burst = c.retry_budget.burst;
-  o.queue_capacity = c.queue.capacity;
-  o.queue_alert_at = c.queue.alert_at;
-  o.queue_pause_at = c.queue.pause_at;
-  o.alert = [](const std::string& line) { std::cerr << "orchestrator: ALERT: " << line << "\n"; };
-  return o;
 }
 
 // The port's credentials: mutual TLS when configured (client certificates
@@ -82,29 +64,32 @@ int Run(const OrchestratorConfig& config) {
   std::shared_ptr<grpc::ServerCredentials> credentials = PortCredentials(config, clock);
   if (!credentials) return 2;
   MakeStoreDir(config.store);
-  apollo::store::StoreOptions store_options;
-  store_options.sqlite_synchronous =
-      std::string(apollo::orchestrator::SqliteSyncName(config.store_options.synchronous));
-  store_options.batch_cap = config.store_options.batch_max;
-  auto store = apollo::store::OpenStateStore(config.store, store_options, clock);
+  apollo::orchestrator::RuntimeOptions runtime = apollo::orchestrator::DeriveRuntimeOptions(config);
+  auto store = apollo::store::OpenStateStore(config.store, runtime.store, clock);
   if (!store.ok()) {
     std::cerr << "orchestrator: cannot open the store " << config.store << ": "
               << store.status().message() << "\n";
     return 1;
   }
-  apollo::orchestrator::Orchestrator brain(ToOptions(config), **store, clock);
   apollo::orchestrator::CurlPoster poster;
-  apollo::orchestrator::CallbackOptions callback_options;
-  callback_options.timeout = config.callbacks.timeout;
-  callback_options.max_attempts = config.callbacks.max_attempts;
-  apollo::orchestrator::CallbackNotifier callbacks(callback_options, **store, poster, clock);
+  // Every alert row goes to the webhook, if any (the store is the queue).
+  apollo::orchestrator::AlertNotifier alert_notifier(runtime.alerts, **store, poster, clock);
+  apollo::orchestrator::OrchestratorOptions& options = runtime.orchestrator;
+  options.alert = [&alert_notifier](const std::string& line) {
+    std::cerr << "orchestrator: ALERT: " << line << "\n";
+    alert_notifier.Kick();
+  };
+  apollo::orchestrator::Orchestrator brain(options, **store, clock);
+  // Retention (config `retention:`), in small batches on its own thread.
+  apollo::orchestrator::RetentionRunnerOptions& retention = runtime.retention;
+  retention.log = [](const std::string& line) { std::cerr << "orchestrator: " << line << "\n"; };
+  apollo::orchestrator::RetentionRunner retention_runner(retention, **store);
+  apollo::orchestrator::CallbackNotifier callbacks(runtime.callbacks, **store, poster, clock);
   brain.SetCallbackNotifier(&callbacks);
   // The event bus (config `bus`): agent events reach the store through it.
-  apollo::bus::BusOptions bus_options;
-  bus_options.partitions = config.bus_options.partitions;
-  bus_options.max_deliver = config.bus_options.max_deliver;
+  apollo::bus::BusOptions& bus_options = runtime.bus;
   // Logged, and kept as an alert row (apollo-cli alert list --kind dead_letter).
-  bus_options.on_alert = [alerts = store->get()](const apollo::bus::BusAlert& a) {
+  bus_options.on_alert = [alerts = store->get(), &alert_notifier](const apollo::bus::BusAlert& a) {
     std::cerr << "orchestrator: ALERT: dead letter " << a.event_id << " (task " << a.task_id
               << ", " << a.deliveries << " deliveries): " << a.reason << "\n";
     apollo::store::AlertRow row;
@@ -119,6 +104,7 @@ int Run(const OrchestratorConfig& config) {
       std::cerr << "orchestrator: cannot record the dead-letter alert: " << id.status().message()
                 << "\n";
     }
+    alert_notifier.Kick();
   };
   auto bus = apollo::bus::OpenEventBus(config.bus, bus_options, **store, clock);
   if (bus.ok()) {
@@ -161,6 +147,8 @@ int Run(const OrchestratorConfig& config) {
   }
   brain.Start();
   callbacks.Start();
+  alert_notifier.Start();
+  retention_runner.Start();
   std::cerr << "orchestrator " << apollo::kVersion << ": listening on " << config.listen.host
             << ":" << port << ", store " << config.store << ", bus " << config.bus
             << (config.tls.complete() ? ", mutual TLS" : ", plaintext (no TLS)") << "\n";
@@ -175,8 +163,10 @@ int Run(const OrchestratorConfig& config) {
   std::cerr << "orchestrator: " << (sig == SIGINT ? "SIGINT" : "SIGTERM")
             << ", shutting down (in-flight commits finish; agents will reconnect)\n";
   server->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(5));
+  retention_runner.Stop();
   brain.Stop();
   callbacks.Stop();
+  alert_notifier.Stop();
   (*bus)->Stop();
   return 0;
 }

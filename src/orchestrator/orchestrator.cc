@@ -227,6 +227,7 @@ grpc::Status Orchestrator::OnHello(const std::shared_ptr<SessionHandle>& handle,
   node.labels.insert(hello.labels().begin(), hello.labels().end());
   node.groups.assign(hello.groups().begin(), hello.groups().end());
   node.intents.assign(hello.intents().begin(), hello.intents().end());
+  node.disabled_intents.assign(hello.disabled_intents().begin(), hello.disabled_intents().end());
   node.mode = hello.mode() == apollo::v1::AGENT_MODE_CONSERVATIVE ? "conservative" : "normal";
   node.agent_version = hello.agent_version();
   node.last_heartbeat = clock_.Now();
@@ -248,6 +249,8 @@ grpc::Status Orchestrator::OnHello(const std::shared_ptr<SessionHandle>& handle,
   welcome->set_heartbeat_interval_ms(
       std::chrono::duration_cast<std::chrono::milliseconds>(options_.heartbeat_interval).count());
   welcome->set_orchestrator_id(options_.orchestrator_id);
+  welcome->set_state_sync_interval_ms(
+      std::chrono::duration_cast<std::chrono::milliseconds>(options_.state_sync_interval).count());
   {
     std::lock_guard<std::mutex> lock(mu_);
     sessions_[node.node_id] = handle;  // a reconnect replaces the old stream

@@ -48,9 +48,12 @@ struct OrchestratorOptions {
   Duration heartbeat_flush = std::chrono::seconds(1);
   Duration suspect_after = std::chrono::seconds(30);
   Duration lost_after = std::chrono::seconds(60);
+  // Agents send a full snapshot for reconciliation this often (sent in
+  // Welcome; 0: each agent's own state_sync_interval).
+  Duration state_sync_interval = std::chrono::seconds(300);
   // Schedule-to-start deadline of a task whose spec sets none; 0: wait
   // forever.
-    std::chrono::seconds default_start_timeout{600};
+  std::chrono::seconds default_start_timeout{600};
   // Named retry policies task files may use (retry_policy: {preset: NAME}).
   RetryPresets retry_presets = BuiltinRetryPresets();
   // At its execution timeout a run on a live node is asked for progress;
@@ -251,6 +254,7 @@ class Orchestrator final : public SessionHost {
 
   // Due-work handlers; each stages its row change in `pass`.
   void HandleDispatch(const store::DueItem& item, Pass& pass);
+  double RetryReserve(Priority p) const;
   void HandleAckTimeout(const store::DueItem& item, Pass& pass);
   void HandleExecTimeout(const store::DueItem& item, Pass& pass);
   void HandleRetryDecision(const store::DueItem& item, Pass& pass);

@@ -17,12 +17,28 @@ using internal::Field;
 using internal::Quote;
 using internal::YamlReader;
 
-const std::vector<std::string_view> kFields = {
-    "listen",          "store",           "bus",          "dispatch_interval",
-    "state_sync_interval", "ack_timeout", "heartbeat_interval", "suspect_after",
-    "lost_after",      "execution_extension", "retry_presets", "admission",
-    "circuit_breaker", "retry_budget",    "queue",        "retention",
-    "store_options",   "bus_options",     "callbacks",    "tls"};
+const std::vector<std::string_view> kFields = {"listen",
+                                               "store",
+                                               "bus",
+                                               "dispatch_interval",
+                                               "state_sync_interval",
+                                               "ack_timeout",
+                                               "heartbeat_interval",
+                                               "suspect_after",
+                                               "lost_after",
+                                               "start_timeout",
+                                               "execution_extension",
+                                               "retry_presets",
+                                               "admission",
+                                               "circuit_breaker",
+                                               "retry_budget",
+                                               "queue",
+                                               "retention",
+                                               "store_options",
+                                               "bus_options",
+                                               "callbacks",
+                                               "tls",
+                                               "alerts"};
 const std::vector<std::string_view> kPresetFields = {"max_retries", "initial_interval",
                                                      "max_interval", "backoff", "jitter"};
 
@@ -80,6 +96,8 @@ class OrchestratorParser {
   }
   // The `tls` block: cert, key, ca paths, all three or none.
   bool Tls(const Field& f);
+  // The `alerts` block: webhook_url (http/https), headers, timeout, attempts.
+  bool Alerts(const Field& f);
   void CrossChecks();
   // Reports `message` at the later of two fields the file set, if any.
   void ReportAt(const std::string& a, const std::string& b, const std::string& message);
@@ -113,6 +131,7 @@ bool OrchestratorParser::Value(const Field& f) {
   if (k == "heartbeat_interval") return Dur(v, k, 1s, 300s, &c.heartbeat_interval);
   if (k == "suspect_after") return Dur(v, k, 1s, 1h, &c.suspect_after);
   if (k == "lost_after") return Dur(v, k, 1s, kDay, &c.lost_after);
+  if (k == "start_timeout") return Dur(v, k, 0s, 30 * kDay, &c.start_timeout);
   if (k == "retry_presets") return Presets(v);
   if (k == "execution_extension") {
     return Section(f, {{"extend_by", DurationIn(0s, kDay, &c.execution_extension.extend_by)},
@@ -139,7 +158,12 @@ bool OrchestratorParser::Value(const Field& f) {
   }
   if (k == "retention") {
     return Section(f, {{"dedup", DurationIn(1min, 365 * kDay, &c.retention.dedup)},
-                       {"history", DurationIn(1h, 3650 * kDay, &c.retention.history)}});
+                       {"history", DurationIn(1min, 3650 * kDay, &c.retention.history)},
+                       {"alerts", DurationIn(1min, 3650 * kDay, &c.retention.alerts)},
+                       {"dead_letters", DurationIn(1min, 3650 * kDay, &c.retention.dead_letters)},
+                       {"audit", DurationIn(1min, 3650 * kDay, &c.retention.audit)},
+                       {"interval", DurationIn(1s, kDay, &c.retention.interval)},
+                       {"batch", Int(10, 100'000, &c.retention.batch)}});
   }
   if (k == "store_options") {
     FieldReader sync = [this](const YAML::Node& n, const std::string& name) {
@@ -163,6 +187,7 @@ bool OrchestratorParser::Value(const Field& f) {
                        {"max_deliver", Int(1, 100, &c.bus_options.max_deliver)}});
   }
   if (k == "tls") return Tls(f);
+  if (k == "alerts") return Alerts(f);
   return Section(f, {{"timeout", DurationIn(100ms, 5min, &c.callbacks.timeout)},  // callbacks
                      {"max_attempts", Int(1, 100, &c.callbacks.max_attempts)}});
 }
@@ -184,6 +209,45 @@ bool OrchestratorParser::Section(const Field& f,
     ok = ok && good;
   }
   return ok;
+}
+
+bool OrchestratorParser::Alerts(const Field& f) {
+  AlertsConfig& a = c_->alerts;
+  FieldReader url = [this, &a](const YAML::Node& n, const std::string& name) {
+    auto s = r_.String(n, name);
+    if (!s) return false;
+    if (s->rfind("http://", 0) != 0 && s->rfind("https://", 0) != 0) {
+      r_.Error(n, "'" + name + "' must be an http:// or https:// URL, got " + Quote(*s));
+      return false;
+    }
+    a.webhook_url = *s;
+    return true;
+  };
+  FieldReader headers = [this, &a](const YAML::Node& n, const std::string& name) {
+    if (!internal::RequireMap(r_, n, name, "Header-Name: value")) return false;
+    bool ok = true;
+    for (const auto& kv : n) {
+      auto key = r_.String(kv.first, name);
+      auto value = r_.String(kv.second, name + "." + (key ? *key : std::string("?")));
+      bool token = key && !key->empty() && key->find_first_of(": \t\r\n") == std::string::npos;
+      if (key && !token)
+        r_.Error(kv.first, "'" + name + "': " + Quote(*key) + " is not a header name");
+      if (value && value->find_first_of("\r\n") != std::string::npos) {
+        r_.Error(kv.second, "'" + name + "." + *key + "': a header value cannot hold a line break");
+        value.reset();
+      }
+      if (!key || !token || !value) {
+        ok = false;
+        continue;
+      }
+      a.headers[*key] = *value;
+    }
+    return ok;
+  };
+  return Section(f, {{"webhook_url", url},
+                     {"headers", headers},
+                     {"timeout", DurationIn(100ms, 5min, &a.timeout)},
+                     {"max_attempts", Int(1, 1000, &a.max_attempts)}});
 }
 
 bool OrchestratorParser::Tls(const Field& f) {

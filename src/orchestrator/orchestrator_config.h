@@ -77,9 +77,15 @@ struct QueueConfig {
   friend bool operator==(const QueueConfig&, const QueueConfig&) = default;
 };
 
+// What the retention runner keeps; older rows go in small batches.
 struct RetentionConfig {
-  Duration dedup = std::chrono::hours(24);     // event ids kept for dedup
-  Duration history = std::chrono::hours(168);  // history of final tasks
+  Duration dedup = std::chrono::hours(24);          // event ids kept for dedup
+  Duration history = std::chrono::hours(168);       // settled tasks, whole
+  Duration alerts = std::chrono::hours(168);        // alerts
+  Duration dead_letters = std::chrono::hours(720);  // dead-lettered events
+  Duration audit = std::chrono::hours(2160);        // the operator audit trail
+  Duration interval = std::chrono::seconds(60);     // between purge rounds
+  int batch = 500;                                  // rows of a kind per transaction
   friend bool operator==(const RetentionConfig&, const RetentionConfig&) = default;
 };
 
@@ -105,6 +111,15 @@ struct CallbackConfig {
   friend bool operator==(const CallbackConfig&, const CallbackConfig&) = default;
 };
 
+// Alert delivery to a webhook (see alert_notifier.h).
+struct AlertsConfig {
+  std::string webhook_url;                     // empty: alerts stay in the store
+  std::map<std::string, std::string> headers;  // sent with every POST
+  Duration timeout = std::chrono::seconds(5);  // one POST
+  int max_attempts = 10;                       // then the alert shows gave_up
+  friend bool operator==(const AlertsConfig&, const AlertsConfig&) = default;
+};
+
 struct OrchestratorConfig {
   // Operator API + agent gateway. Port 0: the kernel picks one (tests).
   HostPort listen{"127.0.0.1", 7011};
@@ -116,6 +131,7 @@ struct OrchestratorConfig {
   Duration heartbeat_interval = std::chrono::seconds(10);  // expected from agents
   Duration suspect_after = std::chrono::seconds(30);       // silent -> SUSPECT
   Duration lost_after = std::chrono::seconds(60);          // silent -> LOST
+  Duration start_timeout = std::chrono::seconds(600);      // 0: wait forever
   ExecutionExtensionConfig execution_extension;
   // The file's presets are merged over these: naming "fast" replaces it. A
   // preset's missing fields take RetryPolicy's defaults (3 retries, 5 s,
@@ -130,6 +146,7 @@ struct OrchestratorConfig {
   StoreOptionsConfig store_options;
   BusOptionsConfig bus_options;
   CallbackConfig callbacks;
+  AlertsConfig alerts;
   // Mutual TLS: cert, key, ca (paths). Off when empty.
   tls::TlsPaths tls;
   // --insecure only (never from the file): serve a non-loopback address

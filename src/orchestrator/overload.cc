@@ -62,14 +62,14 @@ std::vector<BreakerInfo> CircuitBreakers::List() const {
   return out;
 }
 
-bool TokenBucket::Take(TimePoint now) {
+bool TokenBucket::Take(TimePoint now, double keep) {
   std::lock_guard<std::mutex> lock(mu_);
   if (last_ != TimePoint{}) {
     double elapsed = std::chrono::duration<double>(now - last_).count();
     tokens_ = std::min(burst_, tokens_ + std::max(0.0, elapsed) * rate_);
   }
   last_ = now;
-  if (tokens_ < 1) {
+  if (tokens_ < 1 + keep) {
     ++refused_;
     return false;
   }

@@ -63,8 +63,10 @@ class CircuitBreakers {
 class TokenBucket {
  public:
   TokenBucket(double rate_per_s, double burst) : rate_(rate_per_s), burst_(burst), tokens_(burst) {}
-  // Takes one token if there is one.
-  bool Take(TimePoint now);
+  // Takes one token if at least `keep` would be left (a reserve for more
+  // urgent callers).
+  bool Take(TimePoint now, double keep = 0);
+  double burst() const { return burst_; }
   int64_t taken() const;
   int64_t refused() const;
 

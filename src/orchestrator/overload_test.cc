@@ -52,6 +52,18 @@ TEST(TokenBucketTest, NeverExceedsRatePlusBurst) {
   EXPECT_EQ(bucket.refused(), 10'000 - granted);
 }
 
+TEST(TokenBucketTest, AReserveIsLeftForMoreUrgentCallers) {
+  ManualClock clock;
+  TokenBucket bucket(1, 10);
+  int low = 0;
+  while (bucket.Take(clock.Now(), /*keep=*/2.5)) ++low;
+  EXPECT_EQ(low, 7);  // stops while 3 tokens are left
+  int high = 0;
+  while (bucket.Take(clock.Now())) ++high;
+  EXPECT_EQ(high, 3);
+  EXPECT_EQ(bucket.refused(), 2);
+}
+
 TEST(WatermarksTest, AlertPauseAndResumeWithHysteresis) {
   Watermarks w(1000, 0.8, 0.9);
   EXPECT_EQ(w.Update(100), Watermarks::Change::kNone);
