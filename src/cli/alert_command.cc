@@ -33,16 +33,29 @@ std::string FilterArgs(const AlertOptions& opts) {
 }  // namespace
 
 nlohmann::json AlertToJson(const v1::Alert& a) {
-  return {{"id", a.id()},
-          {"at", a.at_us() == 0 ? nlohmann::json(nullptr)
-                                : nlohmann::json(FormatMicros(a.at_us()))},
-          {"kind", a.kind()},
-          {"node_id", OrNull(a.node_id())},
-          {"task_id", OrNull(a.task_id())},
-          {"message", a.message()},
-          {"from", OrNull(a.from_status())},
-          {"to", OrNull(a.to_status())},
-          {"event_id", OrNull(a.event_id())}};
+  return {
+      {"id", a.id()},
+      {"at", a.at_us() == 0 ? nlohmann::json(nullptr) : nlohmann::json(FormatMicros(a.at_us()))},
+      {"kind", a.kind()},
+      {"node_id", OrNull(a.node_id())},
+      {"task_id", OrNull(a.task_id())},
+      {"message", a.message()},
+      {"from", OrNull(a.from_status())},
+      {"to", OrNull(a.to_status())},
+      {"event_id", OrNull(a.event_id())},
+      {"delivery", a.delivery()},
+      {"delivery_attempts", a.delivery_attempts()},
+      {"delivery_detail", OrNull(a.delivery_detail())}};
+}
+
+// "delivered", "failing (3): HTTP 503", "pending".
+std::string DeliveryOf(const v1::Alert& a) {
+  std::string s = a.delivery().empty() ? "pending" : a.delivery();
+  if (a.delivery() == "failing" || a.delivery() == "gave_up") {
+    s += " (" + std::to_string(a.delivery_attempts()) + ")";
+    if (!a.delivery_detail().empty()) s += ": " + a.delivery_detail();
+  }
+  return OneLine(s);
 }
 
 std::string AlertsText(const v1::ListAlertsResponse& resp, const AlertOptions& opts) {
@@ -51,10 +64,10 @@ std::string AlertsText(const v1::ListAlertsResponse& resp, const AlertOptions& o
     bool filtered = !opts.kind.empty() || !opts.node_id.empty();
     out = filtered ? "no alerts match" + FilterArgs(opts) + "\n" : "no alerts\n";
   } else {
-    std::vector<TableRow> rows{{"ID", "TIME", "KIND", "NODE", "TASK", "MESSAGE"}};
+    std::vector<TableRow> rows{{"ID", "TIME", "KIND", "NODE", "TASK", "DELIVERY", "MESSAGE"}};
     for (const auto& a : resp.alerts()) {
       rows.push_back({std::to_string(a.id()), FormatMicros(a.at_us()), a.kind(), a.node_id(),
-                      a.task_id(), MessageOf(a)});
+                      a.task_id(), DeliveryOf(a), MessageOf(a)});
     }
     out = RenderTable(rows);
   }

@@ -67,9 +67,11 @@ TEST_F(CliCommandsTest, AlertListAsksWithTheFiltersAndPrintsTableAndJson) {
   CliRun list = Cli({"alert", "list", "--kind", "circuit_open", "--node", "n1", "--limit", "2",
                      "--after", "0"});
   ASSERT_EQ(list.code, 0) << list.err;
-  EXPECT_THAT(list.out, StartsWith("ID  TIME                         KIND          NODE  TASK  MESSAGE\n"));
+  EXPECT_THAT(
+      list.out,
+      StartsWith("ID  TIME                         KIND          NODE  TASK  DELIVERY  MESSAGE\n"));
   EXPECT_THAT(list.out, HasSubstr("1   2024-04-05T19:34:38.000000Z  circuit_open  -     -     "
-                                  "intent flaky: 5 failures\n"));
+                                  "pending   intent flaky: 5 failures\n"));
   EXPECT_THAT(list.out, HasSubstr("more alerts: apollo-cli alert list --after 2 --kind "
                                   "circuit_open --node n1 --limit 2\n"));
   {

@@ -97,6 +97,8 @@ void AddTaskCommands(CLI::App* task, Parsed& p) {
   CLI::App* s = task->add_subcommand("submit", "validate a task file, then submit it");
   s->add_option("--file,-f", p.submit.file, "task file (YAML)")->required();
   s->add_flag("--dry-run", p.submit.dry_run, "validate and show the matched nodes; store nothing");
+  s->add_flag("--force", p.submit.force,
+              "accept an intent no matched node offers (e.g. nodes about to be upgraded)");
   OnParsed(s, p, p.submit, RunSubmit);
 
   OnParsed(AddTaskIdCommand(task, "status", "show a task's per-node state", p.task_id.task_id), p,
@@ -119,6 +121,8 @@ void AddTaskCommands(CLI::App* task, Parsed& p) {
   CLI::App* l = task->add_subcommand("list", "list tasks");
   l->add_option("--status", p.list.status, "only tasks with this roll-up status");
   l->add_option("--intent", p.list.intent, "only tasks with this intent");
+  l->add_option("--meta", p.list.meta,
+                "only tasks whose metadata has key=value (repeatable, all must match)");
   l->add_option("--limit", p.list.limit, "at most this many (0: the server's default)")
       ->check(CLI::NonNegativeNumber);
   l->add_option("--page-token", p.list.page_token, "continue a previous list");

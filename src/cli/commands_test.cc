@@ -20,6 +20,7 @@ TEST_F(CliCommandsTest, StatusTextShowsRollUpAndNodes) {
   EXPECT_EQ(r.code, 0) << r.err;
   EXPECT_EQ(r.err, "");
   EXPECT_THAT(r.out, StartsWith("task collect-1: RUNNING (intent collect_metrics, 2 nodes)\n"
+                                "start_timeout: none (waits for its nodes forever)\n"
                                 "NODE    STATUS     ATTEMPT  RETRIES  UPDATED"));
   EXPECT_THAT(r.out, HasSubstr("node-b  RUNNING    1        0        2024-04-05T19:34:39.000000Z"));
 }
@@ -34,6 +35,7 @@ TEST_F(CliCommandsTest, StatusJsonShape) {
   ASSERT_EQ(r.code, 0) << r.err;
   nlohmann::json j = nlohmann::json::parse(r.out);  // exactly one document
   EXPECT_EQ(j, nlohmann::json::parse(R"({"task_id": "collect-1", "status": "FAILED",
+      "metadata": {}, "start_timeout_s": 0,
       "nodes": [{"node_id": "node-a", "status": "FAILED",
                  "updated_at": "2024-04-05T19:34:39.000000Z", "attempt": 1, "retries": 0,
                  "last_error": "exit 3", "blocked_reason": "", "result": {"rc": 3}}]})"));
@@ -81,17 +83,32 @@ TEST_F(CliCommandsTest, ListPassesFiltersAndPrintsTable) {
       Cli({"task", "list", "--status", "failed", "--intent", "collect_metrics", "--limit", "5"});
   EXPECT_EQ(r.code, 0) << r.err;
   EXPECT_EQ(r.out,
-            "TASK_ID  STATUS  INTENT           CREATED\n"
-            "a        FAILED  collect_metrics  2024-04-05T19:34:38.000000Z\n");
+            "TASK_ID  STATUS  INTENT           CREATED                      METADATA\n"
+            "a        FAILED  collect_metrics  2024-04-05T19:34:38.000000Z  -\n");
   {
     std::lock_guard lock(fake_.mu);
     EXPECT_EQ(fake_.last_list.status(), "FAILED");
     EXPECT_EQ(fake_.last_list.intent(), "collect_metrics");
+    EXPECT_TRUE(fake_.last_list.metadata().empty());
     EXPECT_EQ(fake_.last_list.limit(), 5);
   }
   CliRun bad = Cli({"task", "list", "--status", "sleepy"});
   ExpectOneErrorLine(bad);
   EXPECT_THAT(bad.err, HasSubstr("unknown status 'sleepy'"));
+}
+
+TEST_F(CliCommandsTest, ListMetaFiltersAreSentAndBadOnesRefused) {
+  CliRun r = Cli({"task", "list", "--meta", "ticket=CHG-42", "--meta", "by=a=b"});
+  EXPECT_EQ(r.code, 0) << r.err;
+  {
+    std::lock_guard lock(fake_.mu);
+    ASSERT_EQ(fake_.last_list.metadata().size(), 2u);
+    EXPECT_EQ(fake_.last_list.metadata().at("ticket"), "CHG-42");
+    EXPECT_EQ(fake_.last_list.metadata().at("by"), "a=b");
+  }
+  CliRun bad = Cli({"task", "list", "--meta", "novalue"});
+  EXPECT_NE(bad.code, 0);
+  EXPECT_THAT(bad.err, HasSubstr("--meta novalue: expected key=value"));
 }
 
 TEST_F(CliCommandsTest, CancelSendsReasonAndPrintsTask) {
@@ -154,16 +171,19 @@ TEST_F(CliCommandsTest, NodeList) {
     n->set_connected(true);
     n->set_running(2);
     n->set_last_heartbeat_us(kT0);
+    n->add_intents("noop");
+    n->add_disabled_intents("exec");
   }
   CliRun r = Cli({"node", "list"});
   EXPECT_EQ(r.code, 0) << r.err;
   EXPECT_EQ(r.out,
             "NODE    LIVENESS  MODE    CONNECTED  RUNNING  LAST_HEARTBEAT               LABELS     "
-            "  GROUPS\n"
+            "  GROUPS  INTENTS\n"
             "edge-1  ALIVE     NORMAL  yes        2        2024-04-05T19:34:38.000000Z  "
-            "role=worker  rack-1\n");
+            "role=worker  rack-1  noop,exec(off)\n");
   CliRun j = Cli({"node", "list", "--output", "json"});
   EXPECT_EQ(nlohmann::json::parse(j.out)["nodes"][0]["running"], 2);
+  EXPECT_EQ(nlohmann::json::parse(j.out)["nodes"][0]["disabled_intents"][0], "exec");
 }
 
 TEST_F(CliCommandsTest, HugeTimeoutIsCappedNotOverflowed) {

@@ -18,6 +18,10 @@ json Strings(const google::protobuf::RepeatedPtrField<std::string>& items) {
   return out;
 }
 
+json Metadata(const google::protobuf::Map<std::string, std::string>& m) {
+  return json(std::map<std::string, std::string>(m.begin(), m.end()));
+}
+
 json NodeTaskToJson(const v1::NodeTask& n) {
   json j = {{"node_id", n.node_id()},
             {"status", n.status()},
@@ -38,7 +42,13 @@ json NodeTaskToJson(const v1::NodeTask& n) {
 json TaskStatusToJson(const v1::Task& task) {
   json nodes = json::array();
   for (const auto& n : task.nodes()) nodes.push_back(NodeTaskToJson(n));
-  return {{"task_id", task.task_id()}, {"status", task.status()}, {"nodes", std::move(nodes)}};
+  json j = {{"task_id", task.task_id()},
+            {"status", task.status()},
+            {"metadata", Metadata(task.metadata())},
+            {"start_timeout_s", task.start_timeout_s()},
+            {"nodes", std::move(nodes)}};
+  if (!task.compensates().empty()) j["compensates"] = task.compensates();
+  return j;
 }
 
 json TaskListToJson(const v1::ListTasksResponse& resp) {
@@ -47,7 +57,8 @@ json TaskListToJson(const v1::ListTasksResponse& resp) {
     tasks.push_back({{"task_id", t.task_id()},
                      {"status", t.status()},
                      {"intent", t.intent()},
-                     {"created_at", TimeOrNull(t.created_at_us())}});
+                     {"created_at", TimeOrNull(t.created_at_us())},
+                     {"metadata", Metadata(t.metadata())}});
   }
   return {{"tasks", std::move(tasks)}, {"next_page_token", resp.next_page_token()}};
 }
@@ -80,7 +91,8 @@ json NodesToJson(const v1::ListNodesResponse& resp) {
                      {"last_heartbeat", TimeOrNull(n.last_heartbeat_us())},
                      {"labels", json(labels)},
                      {"groups", Strings(n.groups())},
-                     {"intents", Strings(n.intents())}});
+                     {"intents", Strings(n.intents())},
+                     {"disabled_intents", Strings(n.disabled_intents())}});
   }
   return {{"nodes", std::move(nodes)}};
 }

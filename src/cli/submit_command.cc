@@ -48,6 +48,7 @@ int RunSubmit(const GlobalOptions& global, const SubmitOptions& opts, Orchestrat
   req.set_file_name(opts.file);
   req.set_content(*content);
   req.set_dry_run(opts.dry_run);
+  req.set_force(opts.force);
   auto resp = client.SubmitTasks(req);
   if (!resp.ok()) return ReportError(resp.status(), err);
 

@@ -18,6 +18,7 @@ namespace apollo::cli {
 struct SubmitOptions {
   std::string file;
   bool dry_run = false;
+  bool force = false;  // accept an intent no matched node offers
 };
 
 // Returns the exit code. The client is only used once the file is valid.

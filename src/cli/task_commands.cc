@@ -45,6 +45,13 @@ int RunList(const GlobalOptions& global, const ListOptions& opts, OrchestratorCl
     req.set_status(*status);
   }
   req.set_intent(opts.intent);
+  for (const std::string& kv : opts.meta) {
+    size_t eq = kv.find('=');
+    if (eq == std::string::npos || eq == 0) {
+      return ReportError(Status::InvalidArgument("--meta " + kv + ": expected key=value"), err);
+    }
+    (*req.mutable_metadata())[kv.substr(0, eq)] = kv.substr(eq + 1);
+  }
   req.set_limit(opts.limit);
   req.set_page_token(opts.page_token);
   auto resp = client.ListTasks(req);

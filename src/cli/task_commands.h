@@ -7,6 +7,7 @@
 
 #include <ostream>
 #include <string>
+#include <vector>
 
 #include "cli/global_options.h"
 #include "cli/orchestrator_client.h"
@@ -22,6 +23,7 @@ struct ListOptions {
   std::string intent;      // empty: any
   int limit = 0;           // 0: the server's default
   std::string page_token;  // from a previous list's hint
+  std::vector<std::string> meta;  // "key=value": the spec's metadata has it
 };
 
 struct CancelOptions {

@@ -20,12 +20,30 @@ std::string Plural(size_t n, const std::string& one) {
   return std::to_string(n) + " " + one + (n == 1 ? "" : "s");
 }
 
+// "change=CHG-42,owner=ops" (sorted), cut to `max` characters with "...".
+std::string MetadataShort(const google::protobuf::Map<std::string, std::string>& m, size_t max) {
+  std::map<std::string, std::string> sorted(m.begin(), m.end());
+  std::string out;
+  for (const auto& [k, v] : sorted) out += (out.empty() ? "" : ",") + k + "=" + v;
+  out = OneLine(out);
+  if (out.size() > max) out = out.substr(0, max - 3) + "...";
+  return out;
+}
+
 }  // namespace
 
 std::string TaskStatusText(const v1::Task& task) {
   std::string header = "task " + OneLine(task.task_id()) + ": " + OneLine(task.status()) + " (";
   if (!task.intent().empty()) header += "intent " + OneLine(task.intent()) + ", ";
   header += Plural(static_cast<size_t>(task.nodes_size()), "node") + ")\n";
+  if (!task.compensates().empty()) {
+    header += "compensates: " + OneLine(task.compensates()) + " (runs its on_failure intent)\n";
+  }
+  if (task.metadata_size() > 0) header += "metadata: " + MetadataShort(task.metadata(), 200) + "\n";
+  header += "start_timeout: " +
+            (task.start_timeout_s() == 0 ? std::string("none (waits for its nodes forever)")
+                                         : std::to_string(task.start_timeout_s()) + "s") +
+            "\n";
   if (task.nodes_size() == 0) return header;
   std::vector<TableRow> rows = {
       {"NODE", "STATUS", "ATTEMPT", "RETRIES", "UPDATED", "LAST_ERROR", "BLOCKED_REASON"}};
@@ -39,9 +57,10 @@ std::string TaskStatusText(const v1::Task& task) {
 
 std::string TaskListText(const v1::ListTasksResponse& resp) {
   if (resp.tasks_size() == 0) return "no tasks\n";
-  std::vector<TableRow> rows = {{"TASK_ID", "STATUS", "INTENT", "CREATED"}};
+  std::vector<TableRow> rows = {{"TASK_ID", "STATUS", "INTENT", "CREATED", "METADATA"}};
   for (const auto& t : resp.tasks()) {
-    rows.push_back({t.task_id(), t.status(), t.intent(), FormatMicros(t.created_at_us())});
+    rows.push_back({t.task_id(), t.status(), t.intent(), FormatMicros(t.created_at_us()),
+                    MetadataShort(t.metadata(), 40)});
   }
   std::string out = RenderTable(rows);
   if (!resp.next_page_token().empty()) {
@@ -63,15 +82,18 @@ std::string HistoryText(const std::string& task_id, const v1::TaskEventsResponse
 
 std::string NodesText(const v1::ListNodesResponse& resp) {
   if (resp.nodes_size() == 0) return "no nodes\n";
-  std::vector<TableRow> rows = {
-      {"NODE", "LIVENESS", "MODE", "CONNECTED", "RUNNING", "LAST_HEARTBEAT", "LABELS", "GROUPS"}};
+  std::vector<TableRow> rows = {{"NODE", "LIVENESS", "MODE", "CONNECTED", "RUNNING",
+                                 "LAST_HEARTBEAT", "LABELS", "GROUPS", "INTENTS"}};
   for (const auto& n : resp.nodes()) {
     std::map<std::string, std::string> sorted(n.labels().begin(), n.labels().end());
     std::string labels;
     for (const auto& [k, v] : sorted) labels += (labels.empty() ? "" : ",") + k + "=" + v;
+    std::string intents = JoinStrings(n.intents(), ",");
+    for (const auto& d : n.disabled_intents())
+      intents += (intents.empty() ? "" : ",") + d + "(off)";
     rows.push_back({n.node_id(), n.liveness(), n.mode(), n.connected() ? "yes" : "no",
                     std::to_string(n.running()), FormatMicros(n.last_heartbeat_us(), "never"),
-                    labels, JoinStrings(n.groups(), ",")});
+                    labels, JoinStrings(n.groups(), ","), intents});
   }
   return RenderTable(rows);
 }

@@ -61,9 +61,14 @@ TEST(CliFormatMicros, Rfc3339OrPlaceholder) {
 }
 
 TEST(CliTaskStatusJson, ExactShape) {
-  nlohmann::json j = TaskStatusToJson(SampleTask());
+  v1::Task t = SampleTask();
+  (*t.mutable_metadata())["ticket"] = "CHG-42";
+  (*t.mutable_metadata())["by"] = "ops";
+  t.set_start_timeout_s(600);
+  nlohmann::json j = TaskStatusToJson(t);
   nlohmann::json want = nlohmann::json::parse(R"({
     "task_id": "collect-1", "status": "RUNNING",
+    "metadata": {"by": "ops", "ticket": "CHG-42"}, "start_timeout_s": 600,
     "nodes": [
       {"node_id": "node-a", "status": "SUCCEEDED", "updated_at": "2024-04-05T19:34:38.000000Z",
        "attempt": 1, "retries": 0, "last_error": "", "blocked_reason": "",
@@ -108,8 +113,12 @@ TEST(CliTaskListText, EmptyAndPaged) {
   t->set_intent("exec");
   r.set_next_page_token("p2");
   EXPECT_EQ(TaskListText(r),
-            "TASK_ID  STATUS  INTENT  CREATED\nt1       FAILED  exec    -\n"
+            "TASK_ID  STATUS  INTENT  CREATED  METADATA\nt1       FAILED  exec    -        -\n"
             "more tasks: add --page-token p2\n");
+  // Metadata: sorted key=value, cut to 40 characters.
+  (*t->mutable_metadata())["ticket"] = "CHG-42";
+  (*t->mutable_metadata())["by"] = std::string(50, 'x');
+  EXPECT_THAT(TaskListText(r), ::testing::HasSubstr("  by=" + std::string(34, 'x') + "...\n"));
   EXPECT_EQ(TaskListToJson(r)["tasks"][0]["status"], "FAILED");
   EXPECT_EQ(TaskListToJson(r)["next_page_token"], "p2");
 }
