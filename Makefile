@@ -14,7 +14,7 @@ CTEST_ARGS  ?=
 FUZZ_SECONDS ?= 60
 
 .PHONY: deps build test test-release test-asan asan-run demo bench bench-wal bench-store schema \
-        bench-bus bench-compare fuzz chaos format lint clean
+        bench-bus bench-compare bench-retention fuzz chaos format lint clean
 
 deps:
 	@bash scripts/setup-deps.sh
@@ -90,6 +90,11 @@ bench-store: build
 # one run so the ratios compare like with like: `bus=<name> events_per_s=...`.
 bench-bus: build
 	$(RELEASE_DIR)/bench/bus_bench $(BUS_BENCH_ARGS)
+
+# Retention soak (issue 16): steady load for SOAK_SECONDS (600) with a
+# 1-minute retention, SQLite then PostgreSQL; size and rows must level off.
+bench-retention: build
+	bash scripts/bench-retention.sh $(ROOT)/bin
 
 # Scenarios 1 and 3 beside Celery and BullMQ (../shared/peers), one sitting.
 bench-compare: build

@@ -88,7 +88,8 @@ int main(int argc, char** argv) {
   int timeout_s = 300;
   bool pg = false;
   app.add_option("--scenarios", scenarios,
-                 "comma-separated: throughput, latency, fanout, idle, reconnect, recovery")
+                 "comma-separated: throughput, latency, fanout, idle, reconnect, recovery, soak "
+                 "(soak: not in the default list; make bench-retention)")
       ->capture_default_str();
   app.add_option("--server", c.server, "use this orchestrator (host:port) instead of starting one");
   app.add_option("--orchestrator-bin", c.orchestrator_bin, "bin/orchestrator to start")
@@ -117,6 +118,13 @@ int main(int argc, char** argv) {
   app.add_option("--idle-seconds", c.idle_seconds, "idle: measuring window")->capture_default_str();
   app.add_option("--backlog", c.backlog_events, "recovery: WAL backlog events")->capture_default_str();
   app.add_option("--max-concurrency", c.max_concurrency, "executor workers per agent")
+      ->capture_default_str();
+  app.add_option("--soak-seconds", c.soak_seconds, "soak: steady-rate phase, seconds")
+      ->capture_default_str();
+  app.add_option("--soak-rate", c.soak_rate, "soak: tasks submitted per second")
+      ->capture_default_str();
+  app.add_option("--soak-agents", c.soak_agents, "soak: agents")->capture_default_str();
+  app.add_option("--soak-burst", c.soak_burst, "soak: tasks of each throughput burst")
       ->capture_default_str();
   app.add_option("--timeout", timeout_s, "seconds any one wait may take")->capture_default_str();
   try {
@@ -170,6 +178,8 @@ int main(int argc, char** argv) {
       record(apollo::bench::RunReconnectStorm(c));
     } else if (s == "recovery") {
       record(apollo::bench::RunRecovery(c));
+    } else if (s == "soak") {
+      record(apollo::bench::RunSoak(c));
     } else {
       std::cerr << "apollo-bench: unknown scenario '" << s << "'\n";
       return 2;

@@ -66,6 +66,7 @@ Result<std::unique_ptr<ScenarioEnv>> ScenarioEnv::Create(const BenchConfig& conf
       if (!url.ok()) return url.status();
       spec.store_url = *url;
     }
+    env->store_url_ = spec.store_url;
     spec.log_path = env->dir() + "/orchestrator.log";
     if (!config.orchestrator_config.empty()) spec.extra_args = {"--config", config.orchestrator_config};
     auto p = OrchestratorProcess::Start(spec, std::chrono::seconds(30));

@@ -61,6 +61,11 @@ struct BenchConfig {
   int idle_seconds = 30;         // 4
   size_t backlog_events = 10'000;  // 6
   int max_concurrency = 1;       // executor workers per simulated agent
+  int soak_seconds = 600;        // 7: steady-rate phase
+  size_t soak_rate = 200;        // 7: tasks submitted per second
+  size_t soak_agents = 20;       // 7
+  size_t soak_burst = 5000;      // 7: tasks of each throughput burst
+  int soak_sample_seconds = 30;  // 7: store size and rows sampled this often
   Duration timeout = std::chrono::seconds(300);  // per scenario wait
   ChildPids* children = nullptr;
   // Set (--pg): each scenario gets a fresh database on this server.
@@ -84,6 +89,8 @@ class ScenarioEnv {
   const std::string& dir() const { return dir_->path(); }
   // "<run>-<scenario>": node ids are "<prefix>-<i>", task ids "<prefix>-t<i>".
   const std::string& prefix() const { return prefix_; }
+  // Our orchestrator's store (empty with --server).
+  const std::string& store_url() const { return store_url_; }
   std::optional<double> RssMb() const;
 
   // `agents` simulated agents labelled role=bench and bench_run=prefix().
@@ -103,6 +110,7 @@ class ScenarioEnv {
   std::unique_ptr<TempDir> dir_;
   std::unique_ptr<OrchestratorProcess> process_;
   std::string address_;
+  std::string store_url_;
   std::string prefix_;
   std::unique_ptr<agent::HandlerRegistry> registry_;
   std::unique_ptr<ApiClient> api_;
@@ -127,5 +135,6 @@ ScenarioResult RunLatency(const BenchConfig& config, size_t connected_agents);
 ScenarioResult RunIdleFleet(const BenchConfig& config);
 ScenarioResult RunReconnectStorm(const BenchConfig& config);
 ScenarioResult RunRecovery(const BenchConfig& config);
+ScenarioResult RunSoak(const BenchConfig& config);
 
 }  // namespace apollo::bench
