@@ -119,7 +119,7 @@ DURATION ?= 600
 AGENTS   ?= 20
 CHAOS_ARGS ?=
 chaos: build
-	python3 tests/chaos/chaos.py --bin $(ROOT)/bin $(if $(SEED),--seed $(SEED)) \
+	python3 tests/chaos/chaos.py --bin $(ROOT)/$(RELEASE_DIR)/test-bin $(if $(SEED),--seed $(SEED)) \
 	  --duration $(DURATION) --agents $(AGENTS) $(CHAOS_ARGS)
 
 format:

@@ -21,18 +21,21 @@ namespace {
 
 using apollo::agent::AgentConfig;
 
-// Test-only knobs (hidden from --help): fault-injection tests need an
-// autonomy window of seconds, below the 30 s the config file allows, a
-// snapshot held back after reconnect to watch the center meanwhile, an
-// agent that takes intents at a known slow rate (overload tests), a node
-// whose clock is off by minutes, and a link that duplicates every event
-// batch (tests/chaos).
+// Test-only knobs: fault-injection tests need an autonomy window of
+// seconds, below the 30 s the config file allows, a snapshot held back
+// after reconnect to watch the center meanwhile, an agent that takes
+// intents at a known slow rate (overload tests), a node whose clock is off
+// by minutes, a link that duplicates every event batch, and a planted bug
+// (tests/chaos). Only the test build (build/*/test-bin/edge-agent,
+// APOLLO_TEST_HOOKS) has the flags that set them; in bin/edge-agent they
+// stay zero, whatever the command line or the environment says.
 struct TestKnobs {
   int64_t autonomy_window_ms = 0;
   int64_t snapshot_delay_ms = 0;
   int64_t intent_delay_ms = 0;
   int64_t clock_offset_s = 0;
   bool duplicate_delivery = false;
+  bool disable_claim_check = false;
 };
 
 // The wall clock shifted by a fixed offset: a node with a skewed clock.
@@ -150,6 +153,7 @@ int Run(const AgentConfig& config, const TestKnobs& knobs) {
   apollo::agent::ExecutorOptions exec_options;
   exec_options.node_id = config.node_id;
   exec_options.max_concurrency = config.max_concurrency;
+  exec_options.test_disable_claim_check = knobs.disable_claim_check;
   apollo::agent::Executor executor(exec_options, **wal, **registry, clock, session);
   session.SetExecutor(&executor);
   auto note = executor.Recover();
@@ -204,11 +208,14 @@ int main(int argc, char** argv) {
                  "run this built-in intent although it is off by default or in the config, "
                  "e.g. exec (repeatable)");
   TestKnobs knobs;
+#ifdef APOLLO_TEST_HOOKS
   app.add_option("--test-autonomy-window-ms", knobs.autonomy_window_ms)->group("");
   app.add_option("--test-snapshot-delay-ms", knobs.snapshot_delay_ms)->group("");
   app.add_option("--test-intent-delay-ms", knobs.intent_delay_ms)->group("");
   app.add_option("--test-clock-offset-s", knobs.clock_offset_s)->group("");
   app.add_flag("--test-duplicate-delivery", knobs.duplicate_delivery)->group("");
+  knobs.disable_claim_check = std::getenv("APOLLO_TEST_DISABLE_CLAIM_CHECK") != nullptr;
+#endif
   std::string dump_dir;
   app.add_option("--dump-wal", dump_dir,
                  "print every event in this WAL directory as JSON lines and exit (read-only)");

@@ -20,6 +20,9 @@
 #include "orchestrator/retention_runner.h"
 #include "orchestrator/runtime_options.h"
 #include "store/open_store.h"
+#ifdef APOLLO_TEST_HOOKS
+#include "store/testing/test_switches_env.h"
+#endif
 #include "tls/tls_files.h"
 
 namespace {
@@ -182,6 +185,11 @@ int main(int argc, char** argv) {
   sigaddset(&set, SIGINT);
   pthread_sigmask(SIG_BLOCK, &set, nullptr);
   signal(SIGPIPE, SIG_IGN);
+#ifdef APOLLO_TEST_HOOKS
+  // The test build only (build/*/test-bin/orchestrator): planted bugs from
+  // APOLLO_TEST_* for the chaos checker's own tests.
+  apollo::store::TestSwitches::Install(apollo::store::testing::TestSwitchesFromEnvironment());
+#endif
 
   CLI::App app{"Apollo-11 orchestrator: the center of a fleet"};
   app.set_version_flag("--version", std::string("orchestrator ") + apollo::kVersion);

@@ -1,27 +1,32 @@
 #pragma once
 
-// Planted bugs for the chaos checker's own tests (tests/chaos): each
-// environment variable, when set, breaks one guarantee of applying agent
-// events, so a test can show the checker catches it. Both backends' apply.cc
-// honour them the same way. Never set outside those tests; read once.
-
-#include <cstdlib>
+// Planted bugs for the chaos checker's own tests (tests/chaos): each switch
+// breaks one guarantee of applying agent events, so a test can show the
+// checker catches it. The store engine's apply path honours them.
+//
+// Off unless installed: only the test builds of the daemons
+// (build/*/test-bin/, compiled with APOLLO_TEST_HOOKS) install them, from
+// the environment (store/testing/test_switches_env.h). The shipped
+// binaries in bin/ never call Install, so nothing in their environment can
+// turn a safety check off.
+//
+// Thread-safety: Install once in main(), before any thread; Get from any.
 
 namespace apollo::store {
 
 struct TestSwitches {
-  bool disable_dedup = std::getenv("APOLLO_TEST_DISABLE_DEDUP") != nullptr;
-  bool disable_fencing = std::getenv("APOLLO_TEST_DISABLE_FENCING") != nullptr;
-  bool disable_transition_check = std::getenv("APOLLO_TEST_DISABLE_TRANSITION_CHECK") != nullptr;
+  bool disable_dedup = false;
+  bool disable_fencing = false;
+  bool disable_transition_check = false;
   // Every Nth event is marked stored but not applied or recorded (0: off).
-  long drop_event_every =
-      std::getenv("APOLLO_TEST_DROP_EVENT_EVERY")
-          ? std::strtol(std::getenv("APOLLO_TEST_DROP_EVENT_EVERY"), nullptr, 10)
-          : 0;
+  long drop_event_every = 0;
 
-  // The process's switches, read from the environment on first use.
-  static const TestSwitches& Get() {
-    static const TestSwitches s;
+  static const TestSwitches& Get() { return Mutable(); }
+  static void Install(const TestSwitches& s) { Mutable() = s; }
+
+ private:
+  static TestSwitches& Mutable() {
+    static TestSwitches s;
     return s;
   }
 };
