@@ -1,20 +1,8 @@
 #include "agent/executor.h"
 
 #include <algorithm>
-#include <cstdlib>
 
 namespace apollo::agent {
-namespace {
-
-// Planted bug for the chaos checker's own tests (tests/chaos): when set, a
-// re-sent intent for a task this agent already finished runs again instead
-// of being answered from the task table. Never set outside those tests.
-bool TestDisableClaimCheck() {
-  static const bool on = std::getenv("APOLLO_TEST_DISABLE_CLAIM_CHECK") != nullptr;
-  return on;
-}
-
-}  // namespace
 
 // Shared between runs_ (so Cancel and Progress can reach it) and the worker
 // executing it; whichever lets go last frees it.
@@ -188,7 +176,7 @@ Result<std::vector<Delivery>> Executor::DeliverBatch(const std::vector<IntentReq
         }
       }
       Claim claim = table_.ClaimTask(req.task_id, req.attempt, req.intent, ToUnixMicros(clock_.Now()));
-      if (TestDisableClaimCheck() &&
+      if (options_.test_disable_claim_check &&
           (claim == Claim::kAlreadyDone || claim == Claim::kAlreadyFinished)) {
         table_.Forget(req.task_id);
         claim = table_.ClaimTask(req.task_id, req.attempt, req.intent, ToUnixMicros(clock_.Now()));
@@ -247,7 +235,7 @@ Result<std::vector<Delivery>> Executor::DeliverBatch(const std::vector<IntentReq
   return out;
 }
 
-Status Executor::Cancel(const std::string& task_id, uint32_t attempt) {
+Status Executor::Cancel(const std::string& task_id, uint32_t attempt, bool as_timeout) {
   std::shared_ptr<Run> queued;
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -255,7 +243,11 @@ Status Executor::Cancel(const std::string& task_id, uint32_t attempt) {
     if (it == runs_.end() || (attempt != 0 && it->second->request.attempt != attempt)) {
       return Status::NotFound("task " + task_id + " is not queued or running here");
     }
-    it->second->token.Cancel();
+    if (as_timeout) {
+      it->second->token.Timeout();
+    } else {
+      it->second->token.Cancel();
+    }
     if (!it->second->started) {
       // Never started: take it out of the queue (its entry goes stale) and
       // report CANCELLED now rather than when a slot frees up.
@@ -265,8 +257,12 @@ Status Executor::Cancel(const std::string& task_id, uint32_t attempt) {
     }
   }
   if (queued) {
-    auto r = Log(MakeEvent(task_id, queued->request.attempt, EventType::kCancelled,
-                           {{"error", "cancelled before it started"}}));
+    auto r = Log(as_timeout ? MakeEvent(task_id, queued->request.attempt, EventType::kTimeout,
+                                        {{"error",
+                                          "timed out (the center's deadline) before it "
+                                          "started"}})
+                            : MakeEvent(task_id, queued->request.attempt, EventType::kCancelled,
+                                        {{"error", "cancelled before it started"}}));
     if (!r.ok()) return r.status();
   }
   return Status::Ok();

@@ -67,6 +67,10 @@ struct ExecutorOptions {
   int max_concurrency = 4;
   size_t max_finished = 100'000;    // finished tasks remembered for repeats
   uint64_t checkpoint_every = 10'000;  // events between checkpoints; 0: never
+  // Planted bug for the chaos checker's own tests: a re-sent intent for a
+  // task this agent already finished runs again instead of being answered
+  // from the task table. Set only by the test build (APOLLO_TEST_HOOKS).
+  bool test_disable_claim_check = false;
 };
 
 struct TaskProgress {
@@ -106,8 +110,10 @@ class Executor {
   Result<std::vector<Delivery>> DeliverBatch(const std::vector<IntentRequest>& requests);
 
   // Stops (attempt 0: any attempt of) a queued or running task; it reports
-  // CANCELLED. NotFound if no such task is queued or running.
-  Status Cancel(const std::string& task_id, uint32_t attempt);
+  // CANCELLED, or TIMEOUT when `as_timeout` (the center ended the attempt
+  // at its deadline: both sides then agree). NotFound if no such task is
+  // queued or running.
+  Status Cancel(const std::string& task_id, uint32_t attempt, bool as_timeout = false);
 
   std::optional<TaskProgress> Progress(const std::string& task_id) const;
   std::vector<TaskProgress> Running() const;

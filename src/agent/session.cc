@@ -23,7 +23,10 @@ IntentRequest FromProto(const apollo::v1::Intent& i) {
   auto params = nlohmann::json::parse(i.params_json(), nullptr, false);
   r.params = params.is_object() ? params : nlohmann::json::object();
   r.metadata.insert(i.metadata().begin(), i.metadata().end());
-  r.timeout = std::chrono::seconds(i.timeout_s());
+  // The center may extend a run that still progresses past timeout_s; it
+  // cancels the run itself when it does not. The agent's own deadline is
+  // the backstop it names (older centers: timeout_s).
+  r.timeout = std::chrono::seconds(std::max(i.timeout_s(), i.stop_after_s()));
   switch (i.priority()) {
     case apollo::v1::PRIORITY_HIGH: r.priority = Priority::kHigh; break;
     case apollo::v1::PRIORITY_LOW: r.priority = Priority::kLow; break;
@@ -387,7 +390,13 @@ void Session::Handle(const CenterMessage& msg) {
       cv_.notify_all();
       break;
     case CenterMessage::kCancel:
-      if (executor_) (void)executor_->Cancel(msg.cancel().task_id(), msg.cancel().attempt());
+      if (executor_) {
+        // The center stops a run at its execution or start deadline with
+        // reason "timeout" (or "not_started"): the run ends TIMEOUT here too.
+        const std::string& why = msg.cancel().reason();
+        bool as_timeout = why == "timeout" || why == "not_started";
+        (void)executor_->Cancel(msg.cancel().task_id(), msg.cancel().attempt(), as_timeout);
+      }
       break;
     case CenterMessage::kProgressQuery: {
       AgentMessage reply;

@@ -50,7 +50,7 @@ nlohmann::json AlertToJson(const v1::Alert& a) {
 
 // "delivered", "failing (3): HTTP 503", "pending".
 std::string DeliveryOf(const v1::Alert& a) {
-  std::string s = a.delivery().empty() ? "pending" : a.delivery();
+  std::string s = a.delivery().empty() ? "-" : a.delivery();
   if (a.delivery() == "failing" || a.delivery() == "gave_up") {
     s += " (" + std::to_string(a.delivery_attempts()) + ")";
     if (!a.delivery_detail().empty()) s += ": " + a.delivery_detail();

@@ -71,7 +71,7 @@ TEST_F(CliCommandsTest, AlertListAsksWithTheFiltersAndPrintsTableAndJson) {
       list.out,
       StartsWith("ID  TIME                         KIND          NODE  TASK  DELIVERY  MESSAGE\n"));
   EXPECT_THAT(list.out, HasSubstr("1   2024-04-05T19:34:38.000000Z  circuit_open  -     -     "
-                                  "pending   intent flaky: 5 failures\n"));
+                                  "-         intent flaky: 5 failures\n"));
   EXPECT_THAT(list.out, HasSubstr("more alerts: apollo-cli alert list --after 2 --kind "
                                   "circuit_open --node n1 --limit 2\n"));
   {

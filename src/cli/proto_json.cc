@@ -30,6 +30,7 @@ json NodeTaskToJson(const v1::NodeTask& n) {
             {"retries", n.retries()},
             {"last_error", n.last_error()},
             {"blocked_reason", n.blocked_reason()}};
+  if (n.permanent()) j["permanent"] = true;
   if (!n.result_json().empty()) {
     json parsed = json::parse(n.result_json(), nullptr, /*allow_exceptions=*/false);
     j["result"] = parsed.is_discarded() ? json(n.result_json()) : std::move(parsed);

@@ -42,6 +42,10 @@ int RunSubmit(const GlobalOptions& global, const SubmitOptions& opts, Orchestrat
   // locally every outside id is accepted and the server checks it.
   ParsedTasks parsed =
       ParseTaskFile(*content, opts.file, limits, [](std::string_view) { return true; });
+  // Retry presets are the server's (its retry_presets may add some): only
+  // the server judges a preset's name, and reports it at its line:column.
+  std::erase_if(parsed.errors,
+                [](const Diagnostic& d) { return d.message.starts_with("unknown retry preset "); });
   if (!parsed.ok()) return ReportLocalProblems(global, opts, parsed, out, err);
 
   v1::SubmitTasksRequest req;

@@ -37,7 +37,7 @@ bool IsWatchFinal(const v1::Task& task) {
   for (const auto& n : task.nodes()) {
     if (InMotion(n.status())) return false;
     // FAILED/TIMEOUT with retries left: the supervisor will retry it.
-    bool retryable = n.status() == "FAILED" || n.status() == "TIMEOUT";
+    bool retryable = (n.status() == "FAILED" || n.status() == "TIMEOUT") && !n.permanent();
     if (retryable && max_retries && static_cast<int64_t>(n.retries()) < *max_retries) return false;
   }
   return true;

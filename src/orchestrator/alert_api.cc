@@ -14,7 +14,9 @@ namespace {
 constexpr int kScanPage = 1000;
 constexpr int kScanPages = 50;
 
-void FillAlert(const store::AlertRow& a, apollo::v1::Alert* out) {
+// `webhook`: alerts are delivered (alerts.webhook_url); without one a
+// pending row is shown as "off", not as waiting for ever.
+void FillAlert(const store::AlertRow& a, bool webhook, apollo::v1::Alert* out) {
   out->set_id(a.id);
   out->set_kind(a.kind);
   out->set_task_id(a.task_id);
@@ -24,7 +26,9 @@ void FillAlert(const store::AlertRow& a, apollo::v1::Alert* out) {
   out->set_event_id(a.event_id);
   out->set_message(a.detail);
   out->set_at_us(ToUnixMicros(a.at));
-  out->set_delivery(std::string(store::AlertDeliveryName(a.delivery)));
+  out->set_delivery(!webhook && a.delivery == store::AlertDelivery::kPending
+                        ? std::string("off")
+                        : std::string(store::AlertDeliveryName(a.delivery)));
   out->set_delivery_attempts(a.attempts);
   out->set_delivery_detail(a.delivery_detail);
 }
@@ -51,7 +55,7 @@ grpc::Status ApiService::ListAlerts(grpc::ServerContext*, const apollo::v1::List
       after = a.id;
       if (!req->kind().empty() && a.kind != req->kind()) continue;
       if (!req->node_id().empty() && a.node_id != req->node_id()) continue;
-      FillAlert(a, resp->add_alerts());
+      FillAlert(a, orchestrator_.options().alert_webhook, resp->add_alerts());
     }
     if (static_cast<int>(rows->size()) < page) {
       resp->set_next_after_id(after);

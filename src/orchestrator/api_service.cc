@@ -16,6 +16,7 @@ void FillNode(const store::NodeRow& row, apollo::v1::NodeTask* out) {
   out->set_updated_at_us(ToUnixMicros(row.updated_at));
   out->set_last_error(row.last_error);
   out->set_blocked_reason(row.blocked_reason);
+  out->set_permanent(row.permanent);
   // The SUCCEEDED event's payload is {"result": ..., "detail": ...}; the
   // operator wants the handler's result itself.
   auto payload = nlohmann::json::parse(row.result, nullptr, false);
@@ -36,7 +37,7 @@ bool Settled(const apollo::v1::Task& t) {
   for (const auto& n : t.nodes()) {
     auto s = ParseTaskState(n.status());
     if (!s) return false;
-    bool exhausted = static_cast<int>(n.retries()) >= max_retries;
+    bool exhausted = static_cast<int>(n.retries()) >= max_retries || n.permanent();
     if (!IsSettled(*s, exhausted)) return false;
   }
   return true;

@@ -8,7 +8,9 @@ namespace {
 bool Settled(const store::TaskRow& t) {
   if (t.nodes.empty()) return false;
   for (const auto& n : t.nodes) {
-    if (!IsSettled(n.state, n.retries >= t.spec.retry_policy.max_retries)) return false;
+    if (!IsSettled(n.state, n.retries >= t.spec.retry_policy.max_retries || n.permanent)) {
+      return false;
+    }
   }
   return true;
 }

@@ -233,6 +233,16 @@ apollo::v1::Intent Orchestrator::MakeIntent(const TaskSpec& spec, uint32_t attem
   i.set_params_json(spec.params.dump());
   for (const auto& [k, v] : spec.metadata) (*i.mutable_metadata())[k] = v;
   i.set_timeout_s(static_cast<uint32_t>(spec.timeout.count()));
+  if (spec.timeout.count() > 0 && options_.max_extensions > 0) {
+    // The center decides at the timeout whether the run goes on (progress
+    // query, HandleExecTimeout); the agent stops it by itself only once
+    // every extension would have run out, plus a query and a cancel each.
+    Duration extend_by = options_.extend_by > Duration::zero() ? options_.extend_by : spec.timeout;
+    Duration slack = options_.ack_timeout + options_.dispatch_interval;
+    Duration backstop = spec.timeout + options_.max_extensions * (extend_by + slack) + slack;
+    i.set_stop_after_s(
+        static_cast<uint32_t>(std::chrono::ceil<std::chrono::seconds>(backstop).count()));
+  }
   switch (spec.priority) {
     case Priority::kHigh: i.set_priority(apollo::v1::PRIORITY_HIGH); break;
     case Priority::kLow: i.set_priority(apollo::v1::PRIORITY_LOW); break;
@@ -264,8 +274,15 @@ std::string Orchestrator::NodeAbsentReason(Pass& pass, const std::string& node_i
   return "node_not_registered";
 }
 
+std::shared_ptr<SessionHandle> Orchestrator::PassSession(Pass& pass,
+                                                         const std::string& node_id) const {
+  auto [it, first] = pass.sessions.try_emplace(node_id);
+  if (first) it->second = SessionFor(node_id);
+  return it->second;
+}
+
 void Orchestrator::HandleDispatch(const store::DueItem& item, Pass& pass) {
-  auto session = SessionFor(item.node_id);
+  auto session = PassSession(pass, item.node_id);
   if (!session) {
     Block(pass, item, NodeAbsentReason(pass, item.node_id));
     return;
@@ -317,7 +334,7 @@ double Orchestrator::RetryReserve(Priority p) const {
 }
 
 void Orchestrator::HandleAckTimeout(const store::DueItem& item, Pass& pass) {
-  auto session = SessionFor(item.node_id);
+  auto session = PassSession(pass, item.node_id);
   auto spec = Spec(item.task_id);
   if (!session || !spec) {
     Block(pass, item, NodeAbsentReason(pass, item.node_id));
@@ -626,9 +643,9 @@ void Orchestrator::HandleUpstreamFailed(const store::DueItem& item, Pass& pass) 
   r.task_id = item.task_id;
   r.node_id = item.node_id;
   r.to = TaskState::kCancelled;
-  r.cause = store::Cause::kCancel;
+  r.cause = store::Cause::kUpstreamFailed;
   r.expected_version = item.version;
-  r.detail = "cancelled: an upstream task did not succeed";
+  r.detail = "cancelled: a task it depends on ended without success";
   Stage(pass, std::move(r));
 }
 

@@ -80,6 +80,8 @@ struct OrchestratorOptions {
   int64_t queue_capacity = 10'000;
   double queue_alert_at = 0.8;
   double queue_pause_at = 0.9;
+  // True when alerts.webhook_url is set (alert list then shows delivery).
+  bool alert_webhook = false;
   // Where operator-facing alerts go (breaker opened, queue paused, ...),
   // besides a row in the store's alerts.
   std::function<void(const std::string&)> alert;
@@ -241,7 +243,14 @@ class Orchestrator final : public SessionHost {
     // Rows whose progress answer was handled this pass (their exec timeout,
     // read before, is not acted on again).
     std::set<std::pair<std::string, std::string>> progressed;
+    // Each node's ready session (or none) as the pass first saw it. Due
+    // rows come high priority first; judging readiness once per pass keeps
+    // a node that becomes ready mid-pass (after its reconnect sync) from
+    // getting the pass's later, lower-priority rows before the earlier
+    // ones the pass already held back: all of them go in the next pass.
+    std::map<std::string, std::shared_ptr<SessionHandle>> sessions;
   };
+  std::shared_ptr<SessionHandle> PassSession(Pass& pass, const std::string& node_id) const;
   void Stage(Pass& pass, store::TransitionRequest request,
              std::function<void(Outbox&)> on_applied = {});
   // Commits what is staged, runs the follow-ups, sends the intents.

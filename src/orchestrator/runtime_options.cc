@@ -64,6 +64,7 @@ RuntimeOptions DeriveRuntimeOptions(const OrchestratorConfig& c) {
   r.callbacks.max_attempts = c.callbacks.max_attempts;
 
   r.alerts.webhook_url = c.alerts.webhook_url;
+  o.alert_webhook = !c.alerts.webhook_url.empty();
   for (const auto& [name, value] : c.alerts.headers)
     r.alerts.headers.push_back(name + ": " + value);
   r.alerts.timeout = c.alerts.timeout;
@@ -105,7 +106,8 @@ std::string Fingerprint(const RuntimeOptions& r) {
       << "retry_burst=" << o.retry_burst << "\n"
       << "queue_capacity=" << o.queue_capacity << "\n"
       << "queue_alert_at=" << o.queue_alert_at << "\n"
-      << "queue_pause_at=" << o.queue_pause_at << "\n";
+      << "queue_pause_at=" << o.queue_pause_at << "\n"
+      << "alert_webhook=" << o.alert_webhook << "\n";
   for (const auto& [name, policy] : o.retry_presets) Policy(out, "preset." + name, policy);
   out << "store.synchronous=" << r.store.sqlite_synchronous << "\n"
       << "store.batch_cap=" << r.store.batch_cap << "\n"

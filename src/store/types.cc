@@ -35,6 +35,8 @@ std::string_view CauseName(Cause c) {
       return "extended";
     case Cause::kCompensation:
       return "compensation";
+    case Cause::kUpstreamFailed:
+      return "upstream_failed";
   }
   return "unknown";
 }

@@ -122,19 +122,20 @@ struct TaskPage {
 
 // Why a history row exists.
 enum class Cause : int {
-  kEvent = 1,          // an agent event (event_id set)
-  kDispatch = 2,       // orchestrator sent the intent (attempt set)
-  kAckTimeout = 3,     // not acknowledged in time
-  kExecTimeout = 4,    // ran too long
-  kRetry = 5,          // policy granted a retry
-  kCancel = 6,         // operator or upstream cancel
-  kOperator = 7,       // operator retry or other manual action
-  kReconcile = 8,      // snapshot reconciliation
-  kCreate = 9,         // row created
-  kCallback = 10,      // the task's callback_url was notified (or gave up)
-  kNotStarted = 11,    // not RUNNING within the task's start_timeout
-  kExtended = 12,      // execution timeout extended: the run still progresses
-  kCompensation = 13,  // a compensation task started for this row
+  kEvent = 1,            // an agent event (event_id set)
+  kDispatch = 2,         // orchestrator sent the intent (attempt set)
+  kAckTimeout = 3,       // not acknowledged in time
+  kExecTimeout = 4,      // ran too long
+  kRetry = 5,            // policy granted a retry
+  kCancel = 6,           // operator or upstream cancel
+  kOperator = 7,         // operator retry or other manual action
+  kReconcile = 8,        // snapshot reconciliation
+  kCreate = 9,           // row created
+  kCallback = 10,        // the task's callback_url was notified (or gave up)
+  kNotStarted = 11,      // not RUNNING within the task's start_timeout
+  kExtended = 12,        // execution timeout extended: the run still progresses
+  kCompensation = 13,    // a compensation task started for this row
+  kUpstreamFailed = 14,  // cancelled: a task it depends on ended without success
 };
 std::string_view CauseName(Cause c);
 

@@ -34,7 +34,7 @@ wait_until 30 "both agents connected" all_connected default-node policy-node
 submit() {
   write_task "$E2E_DIR/$1.yaml" "$1" "$2" "{type: nodes, nodes: [$3]}" "$4"
   sed -i 's/^retry_policy: .*/retry_policy: {max_retries: 0}/' "$E2E_DIR/$1.yaml"
-  cli task submit --file "$E2E_DIR/$1.yaml" >/dev/null || die "submit $1"
+  cli task submit --file "$E2E_DIR/$1.yaml" ${FORCE:+--force} >/dev/null || die "submit $1"
 }
 last_error() {
   cli -o json task status --task-id "$1" | jq -r --arg n "$2" '.nodes[] | select(.node_id == $n) | .last_error'
@@ -56,7 +56,15 @@ intents=$(cli -o json node list | jq -c '.nodes[] | select(.node_id == "default-
 [ "$intents" = '["collect_metrics","ensure_file","noop","sleep"]' ] ||
   fail "default-node advertises $intents"
 grep -q "disabled here: exec" "$E2E_DIR/default-node.log" || fail "the agent did not log exec as disabled"
-submit exec-off exec default-node "{argv: [/bin/sh, -c, 'touch $ROOT/exec-ran']}"
+disabled=$(cli -o json node list | jq -c '.nodes[] | select(.node_id == "default-node") | .disabled_intents')
+[ "$disabled" = '["exec"]' ] || fail "default-node's disabled intents: $disabled"
+# The center knows: refused at submit, at the intent's line:column...
+write_task "$E2E_DIR/exec-refused.yaml" exec-refused exec "{type: nodes, nodes: [default-node]}" "{argv: [/bin/true]}"
+out=$(cli task submit --file "$E2E_DIR/exec-refused.yaml" 2>&1) && fail "exec on default-node was accepted"
+echo "$out" | grep -Eq "exec-refused.yaml:[0-9]+:[0-9]+: .*intent 'exec' is disabled on default-node" ||
+  fail "submit refusal: $out"
+# ...and the agent refuses it too when it is forced through.
+FORCE=1 submit exec-off exec default-node "{argv: [/bin/sh, -c, 'touch $ROOT/exec-ran']}"
 refused exec-off default-node "exec is disabled on this node"
 [ ! -e "$ROOT/exec-ran" ] || fail "the disabled exec ran"
 check_pass "default config: exec FAILED 'exec is disabled on this node', permanent, nothing ran"

@@ -39,7 +39,7 @@ jq -e '.reason | test("unknown task lost-task")' <<<"$letter" >/dev/null || fail
 cli dlq show "$id" | grep -q "^reason:     unknown task lost-task" || fail "dlq show: $(cli dlq show "$id")"
 [ "$(cli -o json bus status | jq .dead_letters)" -ge 1 ] || fail "bus status counts no letter"
 log_has orchestrator "ALERT: dead letter" || fail "no dead-letter alert in the orchestrator log"
-cli alert list --kind dead_letter --node worker-1 | grep -Eq "dead_letter +worker-1 +lost-task +event parked after" \
+cli alert list --kind dead_letter --node worker-1 | grep -Eq "dead_letter +worker-1 +lost-task +off +event parked after" \
   || fail "no dead-letter alert in apollo-cli alert list: $(cli alert list)"
 check_pass "a resent event of an unknown task is dead-lettered, listed, shown and alerted"
 

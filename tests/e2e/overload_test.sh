@@ -63,9 +63,14 @@ retry_budget: {rate_per_s: 20, burst: 10}
 YAML
 start_orchestrator --config "$E2E_DIR/orchestrator-storm.yaml"
 wait_until 20 "agent reconnected" all_connected edge-1
-tasks_file "$E2E_DIR/storm.yaml" storm 200 sleep "{seconds: not-a-number}" 1
+# A transient failure (a command that exits 1), so each task gets its retry;
+# invalid params would be permanent and never retried.
+tasks_file "$E2E_DIR/storm.yaml" storm 200 exec "{argv: [\"false\"]}" 1
 cli task submit --file "$E2E_DIR/storm.yaml" >/dev/null || die "submit storm"
-all_failed() { [ "$(cli -o json task list --status FAILED --intent sleep --limit 1000 | jq '.tasks | length')" -ge 200 ]; }
+all_failed() {
+  [ "$(cli -o json task list --status FAILED --intent exec --limit 1000 \
+       | jq '[.tasks[] | select(.task_id | startswith("storm-"))] | length')" -ge 200 ]
+}
 wait_until 120 "all 200 storm tasks FAILED after their retry" all_failed
 # Every retry is a "dispatch" history entry with attempt 2; count them per second.
 for i in $(seq 1 200); do

@@ -223,6 +223,12 @@ Result<std::vector<CreatedTask>> InsertTasks(WriteTxn& txn, const std::vector<Ne
       }
       node_rows.Add(task_ref, n.ref, start->first, due_at, reason, start_deadline,
                     f.task->spec.priority);
+      // A compensation task names what it compensates in its first row.
+      std::string detail = reason;
+      if (!f.task->spec.compensates.empty()) {
+        detail = "compensates task " + f.task->spec.compensates + " (its on_failure intent)" +
+                 (reason.empty() ? "" : "; " + reason);
+      }
       APOLLO_RETURN_IF_ERROR(ws.AddHistory(txn, {task_ref,
                                                  n.ref,
                                                  Cause::kCreate,
@@ -233,7 +239,7 @@ Result<std::vector<CreatedTask>> InsertTasks(WriteTxn& txn, const std::vector<Ne
                                                  TaskState::kPending,
                                                  TaskState::kPending,
                                                  1,
-                                                 reason,
+                                                 detail,
                                                  {}}));
     }
   }

@@ -27,6 +27,13 @@ EventVerdict JudgeEvent(const Event& e, TaskState state, uint32_t attempt, DueKi
       *target == state && (e.type == EventType::kAlreadyRunning ||
                            e.type == EventType::kAlreadyDone || e.type == EventType::kCancelled);
   if (confirm) return {};
+  // The center already ended this attempt TIMEOUT (execution timeout, or
+  // not started) and told the agent to stop it: the agent's CANCELLED or
+  // TIMEOUT of the same attempt confirms the stop, it is no anomaly.
+  if (state == TaskState::kTimeout &&
+      (e.type == EventType::kCancelled || e.type == EventType::kTimeout)) {
+    return {Kind::kRecord, "the agent stopped the run the center had timed out", {}, {}};
+  }
   if (e.type == EventType::kAlreadyRunning && (IsFinal(state) || IsFinalUnlessRetried(state))) {
     return {
         Kind::kRecord,
