@@ -2,15 +2,15 @@
 // orchestrator and carries out the intents it is sent.
 #include <signal.h>
 
+#include <CLI/CLI.hpp>
 #include <filesystem>
 #include <iostream>
 #include <thread>
 
-#include <CLI/CLI.hpp>
-
 #include "agent/agent_config.h"
 #include "agent/executor.h"
 #include "agent/handlers/registry.h"
+#include "agent/runtime_options.h"
 #include "agent/session.h"
 #include "agent/wal/wal.h"
 #include "agent/wal_dump.h"
@@ -89,12 +89,8 @@ int Run(const AgentConfig& config, const TestKnobs& knobs) {
   std::error_code ec;
   std::filesystem::create_directories(config.state_dir, ec);
 
-  apollo::wal::WalOptions wal_options;
-  wal_options.node_id = config.node_id;
-  wal_options.segment_size = static_cast<uint64_t>(config.wal.segment_size_mb) << 20;
-  wal_options.retention = config.wal.retention;
-  wal_options.archive_dir = config.wal.archive_dir;
-  auto wal = apollo::wal::Wal::Open(config.wal_path, wal_options, clock);
+  apollo::agent::AgentRuntimeOptions runtime = apollo::agent::DeriveAgentRuntimeOptions(config);
+  auto wal = apollo::wal::Wal::Open(config.wal_path, runtime.wal, clock);
   if (!wal.ok()) {
     std::cerr << "edge-agent: cannot open the WAL at " << config.wal_path << ": "
               << wal.status().message() << "\n";
@@ -108,16 +104,7 @@ int Run(const AgentConfig& config, const TestKnobs& knobs) {
               << "; reconciliation will repair what it held\n";
   }
 
-  apollo::agent::HandlerConfig handler_config;
-  handler_config.enabled_builtins = config.enabled_intents;
-  handler_config.external = config.handlers;
-  handler_config.process.kill_grace =
-      std::chrono::duration_cast<std::chrono::milliseconds>(config.kill_grace);
-  handler_config.metrics_paths = config.metrics_paths;
-  handler_config.exec.allowed_commands = config.exec.allowed_commands;
-  handler_config.ensure_file.allowed_dirs = config.ensure_file.allowed_dirs;
-  handler_config.ensure_file.allow_special_modes = config.ensure_file.allow_special_modes;
-  auto registry = apollo::agent::HandlerRegistry::Create(handler_config);
+  auto registry = apollo::agent::HandlerRegistry::Create(runtime.handlers);
   if (!registry.ok()) {
     std::cerr << "edge-agent: " << registry.status().message() << "\n";
     return 2;
@@ -127,32 +114,23 @@ int Run(const AgentConfig& config, const TestKnobs& knobs) {
             << Joined(config.exec.allowed_commands, "any") << "; ensure_file allowed_dirs: "
             << Joined(config.ensure_file.allowed_dirs) << "\n";
 
-  apollo::agent::SessionOptions session_options;
-  session_options.node_id = config.node_id;
-  session_options.orchestrator = config.orchestrator.ToString();
+  apollo::agent::SessionOptions& session_options = runtime.session;
   session_options.tls = tls;
-  session_options.labels = config.labels;
-  session_options.groups = config.groups;
   session_options.intents = (*registry)->Intents();
   session_options.disabled_intents = (*registry)->DisabledIntents();
   session_options.agent_version = apollo::kVersion;
-  session_options.heartbeat_interval = config.heartbeat_interval;
-  session_options.autonomy_window = config.autonomy_window;
-  session_options.log = [](const std::string& line) { std::cerr << "edge-agent: " << line << "\n"; };
-  session_options.state_sync_interval = config.state_sync_interval;
-  session_options.initial_backoff = config.reconnect.initial_backoff;
+  session_options.log = [](const std::string& line) {
+    std::cerr << "edge-agent: " << line << "\n";
+  };
   if (knobs.autonomy_window_ms > 0) {
     session_options.autonomy_window = std::chrono::milliseconds(knobs.autonomy_window_ms);
   }
-  session_options.max_backoff = config.reconnect.max_backoff;
   session_options.test_snapshot_delay = std::chrono::milliseconds(knobs.snapshot_delay_ms);
   session_options.test_intent_delay = std::chrono::milliseconds(knobs.intent_delay_ms);
   session_options.test_duplicate_delivery = knobs.duplicate_delivery;
   apollo::agent::Session session(session_options, **wal, clock);
 
-  apollo::agent::ExecutorOptions exec_options;
-  exec_options.node_id = config.node_id;
-  exec_options.max_concurrency = config.max_concurrency;
+  apollo::agent::ExecutorOptions& exec_options = runtime.executor;
   exec_options.test_disable_claim_check = knobs.disable_claim_check;
   apollo::agent::Executor executor(exec_options, **wal, **registry, clock, session);
   session.SetExecutor(&executor);

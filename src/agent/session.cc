@@ -247,11 +247,12 @@ void Session::RunSession(apollo::v1::AgentGateway::Stub& stub) {
   }
   snapshot_not_before_us_.store(ToUnixMicros(clock_.Now() + options_.test_snapshot_delay));
   snapshot_due_.store(true);  // after the backlog: the center reconciles on it
-  // The center sets the reconciliation cadence; the agent's own applies
-  // when the center names none.
+  // A snapshot at least as often as either side asks: the center's
+  // state_sync_interval (in Welcome) or this agent's, the shorter.
   Duration sync_interval = options_.state_sync_interval;
   if (welcome.welcome().state_sync_interval_ms() > 0) {
-    sync_interval = std::chrono::milliseconds(welcome.welcome().state_sync_interval_ms());
+    sync_interval = std::min<Duration>(
+        sync_interval, std::chrono::milliseconds(welcome.welcome().state_sync_interval_ms()));
   }
   std::thread writer([this, s = stream.get(), sync_interval] { WriterLoop(s, sync_interval); });
   CenterMessage msg;
