@@ -59,6 +59,14 @@ std::vector<DriftItem> FindDrift(const NodeSnapshot& snapshot,
     d.attempt = v.attempt;
     d.agent_state = v.status;
     auto it = by_task.find(v.task_id);
+    const bool finished_here = v.status == TaskState::kSucceeded ||
+                               v.status == TaskState::kFailed || v.status == TaskState::kTimeout ||
+                               v.status == TaskState::kCancelled;
+    if (it == by_task.end() && finished_here && v.last_seq <= stored_hwm) {
+      // Finished here and every event of it is stored: the store had this
+      // task and retention has purged it since. Nothing to repair.
+      continue;
+    }
     if (it == by_task.end()) {
       d.action = DriftAction::kUnknownToStore;
       d.detail = "the agent knows this task, the store does not";

@@ -36,12 +36,14 @@ TEST(ReconcilerTest, ClassifiesEveryKindOfDrift) {
   NodeSnapshot snap;
   snap.node_id = "n1";
   snap.tasks = {
-      {"behind", 1, S::kSucceeded, 10},      // store DISPATCHED: repair
-      {"in-flight", 1, S::kSucceeded, 99},   // events above the HWM: wait
-      {"ahead", 1, S::kRunning, 5},          // store SUCCEEDED: store wins
-      {"same", 1, S::kRunning, 6},           // agrees
-      {"old", 1, S::kFailed, 7},             // store is at attempt 2: fenced
-      {"stranger", 1, S::kRunning, 8},       // store does not know it
+      {"behind", 1, S::kSucceeded, 10},     // store DISPATCHED: repair
+      {"in-flight", 1, S::kSucceeded, 99},  // events above the HWM: wait
+      {"ahead", 1, S::kRunning, 5},         // store SUCCEEDED: store wins
+      {"same", 1, S::kRunning, 6},          // agrees
+      {"old", 1, S::kFailed, 7},            // store is at attempt 2: fenced
+      {"stranger", 1, S::kRunning, 8},      // store does not know it
+      {"purged", 1, S::kSucceeded, 9},      // finished, stored, then purged
+      {"lost-end", 1, S::kSucceeded, 60},   // finished, events not stored
   };
   std::vector<store::NodeRow> rows = {
       Row("behind", S::kDispatched, 1),     Row("in-flight", S::kRunning, 1),
@@ -56,6 +58,8 @@ TEST(ReconcilerTest, ClassifiesEveryKindOfDrift) {
   EXPECT_EQ(by_task.at("in-flight"), DriftAction::kInFlight);
   EXPECT_EQ(by_task.at("ahead"), DriftAction::kStoreAhead);
   EXPECT_EQ(by_task.at("stranger"), DriftAction::kUnknownToStore);
+  EXPECT_FALSE(by_task.count("purged")) << "retention purged it: no drift";
+  EXPECT_EQ(by_task.at("lost-end"), DriftAction::kUnknownToStore);
   EXPECT_EQ(by_task.at("never-sent"), DriftAction::kRedispatch);
   EXPECT_EQ(by_task.at("lost-run"), DriftAction::kFailLost);
   EXPECT_FALSE(by_task.count("same"));
