@@ -70,7 +70,8 @@ bool AlertNotifier::DeliverDue() {
       std::lock_guard<std::mutex> lock(mu_);
       if (stop_) return true;
     }
-    Status s = poster_.Post(options_.webhook_url, Body(a), options_.timeout, options_.headers);
+    // The webhook is the operator's own configuration: no address check.
+    Status s = poster_.Post(options_.webhook_url, Body(a), options_.timeout, options_.headers, "");
     const int attempts = a.attempts + 1;
     if (s.ok()) {
       (void)store_.SetAlertDelivery(a.id, store::AlertDelivery::kDelivered, attempts, "delivered",

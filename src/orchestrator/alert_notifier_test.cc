@@ -22,7 +22,7 @@ using ::testing::HasSubstr;
 class ScriptedPoster final : public HttpPoster {
  public:
   Status Post(const std::string& url, const std::string& json, Duration,
-              const std::vector<std::string>& headers) override {
+              const std::vector<std::string>& headers, const std::string&) override {
     posts.push_back({url, json, headers});
     if (answers.empty()) return Status::Ok();
     Status s = answers.front();

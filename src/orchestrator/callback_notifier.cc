@@ -2,6 +2,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "orchestrator/callback_target.h"
+
 namespace apollo::orchestrator {
 namespace {
 
@@ -89,7 +91,14 @@ void CallbackNotifier::Run(Job job) {
     if (job.attempt == 0 && !handled_.insert(job.task_id).second) return;
   }
   const std::string& url = task->spec.callback_url;
-  Status s = poster_.Post(url, Summary(*task), options_.timeout, {});
+  Result<CallbackTarget> target = CheckCallbackTarget(url, options_.allowed_hosts);
+  if (!target.ok() && target.status().code() != StatusCode::kUnavailable) {
+    // Internal or malformed: never sent, never retried.
+    Record(*task, "callback to " + url + " refused: " + target.status().message());
+    return;
+  }
+  Status s = target.ok() ? poster_.Post(url, Summary(*task), options_.timeout, {}, target->pin)
+                         : target.status();
   ++job.attempt;
   if (s.ok()) {
     Record(*task, "callback POST to " + url + " answered 2xx after " +
@@ -99,7 +108,7 @@ void CallbackNotifier::Run(Job job) {
   bool retry = s.code() == StatusCode::kUnavailable && job.attempt < options_.max_attempts;
   if (!retry) {
     Record(*task, "callback POST to " + url + " gave up after " + std::to_string(job.attempt) +
-                      " attempt(s): " + s.message());
+                      " attempt(s): " + (target.ok() ? FailureClass(s) : "name does not resolve"));
     return;
   }
   Duration delay = options_.initial_backoff * (1 << std::min(job.attempt - 1, 10));

@@ -28,6 +28,8 @@ namespace apollo::orchestrator {
 struct CallbackOptions {
   Duration timeout = std::chrono::seconds(5);
   int max_attempts = 5;
+  // Hosts a callback may reach although they are internal (callback_target.h).
+  std::vector<std::string> allowed_hosts;
   Duration initial_backoff = std::chrono::seconds(1);
 };
 

@@ -10,12 +10,15 @@ size_t Discard(char*, size_t size, size_t n, void*) { return size * n; }
 }  // namespace
 
 Status CurlPoster::Post(const std::string& url, const std::string& json, Duration timeout,
-                        const std::vector<std::string>& extra) {
+                        const std::vector<std::string>& extra, const std::string& pin) {
   CURL* curl = curl_easy_init();
   if (curl == nullptr) return Status::Internal("curl_easy_init failed");
   curl_slist* headers = curl_slist_append(nullptr, "Content-Type: application/json");
   for (const std::string& h : extra) headers = curl_slist_append(headers, h.c_str());
   curl_easy_setopt(curl, CURLOPT_URL, url.c_str());
+  curl_slist* resolve = pin.empty() ? nullptr : curl_slist_append(nullptr, pin.c_str());
+  if (resolve) curl_easy_setopt(curl, CURLOPT_RESOLVE, resolve);
+  curl_easy_setopt(curl, CURLOPT_FOLLOWLOCATION, 0L);  // a redirect would skip the check
   curl_easy_setopt(curl, CURLOPT_PROTOCOLS_STR, "http,https");
   curl_easy_setopt(curl, CURLOPT_POSTFIELDS, json.c_str());
   curl_easy_setopt(curl, CURLOPT_POSTFIELDSIZE, static_cast<long>(json.size()));
@@ -29,6 +32,7 @@ Status CurlPoster::Post(const std::string& url, const std::string& json, Duratio
   long code = 0;
   curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &code);
   curl_slist_free_all(headers);
+  curl_slist_free_all(resolve);
   curl_easy_cleanup(curl);
   if (rc != CURLE_OK) return Status::Unavailable(curl_easy_strerror(rc));
   if (code >= 200 && code < 300) return Status::Ok();

@@ -19,9 +19,10 @@ class HttpPoster {
   // POSTs `json` to `url` with Content-Type: application/json and the
   // `headers` ("Name: value" lines). OK only for a 2xx answer; otherwise
   // Unavailable (connection, timeout, 5xx, 429: worth retrying) or
-  // FailedPrecondition (another 4xx) with the reason.
+  // FailedPrecondition (another 4xx) with the reason. `pin` non-empty
+  // ("host:port:address"): connect to that address, no name lookup.
   virtual Status Post(const std::string& url, const std::string& json, Duration timeout,
-                      const std::vector<std::string>& headers) = 0;
+                      const std::vector<std::string>& headers, const std::string& pin) = 0;
 };
 
 // libcurl (http and https only). The binary calls curl_global_init once in
@@ -29,7 +30,7 @@ class HttpPoster {
 class CurlPoster final : public HttpPoster {
  public:
   Status Post(const std::string& url, const std::string& json, Duration timeout,
-              const std::vector<std::string>& headers) override;
+              const std::vector<std::string>& headers, const std::string& pin) override;
 };
 
 }  // namespace apollo::orchestrator

@@ -188,8 +188,22 @@ bool OrchestratorParser::Value(const Field& f) {
   }
   if (k == "tls") return Tls(f);
   if (k == "alerts") return Alerts(f);
+  FieldReader hosts = [this](const YAML::Node& n, const std::string& name) {
+    auto list = r_.StringList(n, name);
+    if (!list) return false;
+    c_->callbacks.allowed_hosts.clear();
+    for (const auto& [host, node] : *list) {
+      if (host.empty() || host.find_first_of(" /\\@") != std::string::npos) {
+        r_.Error(node, "'" + name + "': " + Quote(host) + " is not a host name or address");
+        return false;
+      }
+      c_->callbacks.allowed_hosts.push_back(host);
+    }
+    return true;
+  };
   return Section(f, {{"timeout", DurationIn(100ms, 5min, &c.callbacks.timeout)},  // callbacks
-                     {"max_attempts", Int(1, 100, &c.callbacks.max_attempts)}});
+                     {"max_attempts", Int(1, 100, &c.callbacks.max_attempts)},
+                     {"allowed_hosts", hosts}});
 }
 
 bool OrchestratorParser::Section(const Field& f,

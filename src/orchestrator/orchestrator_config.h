@@ -108,6 +108,8 @@ struct BusOptionsConfig {
 struct CallbackConfig {
   Duration timeout = std::chrono::seconds(5);  // one POST
   int max_attempts = 5;
+  // Internal hosts (loopback, private, link-local) callbacks may reach.
+  std::vector<std::string> allowed_hosts;
   friend bool operator==(const CallbackConfig&, const CallbackConfig&) = default;
 };
 

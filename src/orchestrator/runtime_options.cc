@@ -62,6 +62,7 @@ RuntimeOptions DeriveRuntimeOptions(const OrchestratorConfig& c) {
 
   r.callbacks.timeout = c.callbacks.timeout;
   r.callbacks.max_attempts = c.callbacks.max_attempts;
+  r.callbacks.allowed_hosts = c.callbacks.allowed_hosts;
 
   r.alerts.webhook_url = c.alerts.webhook_url;
   o.alert_webhook = !c.alerts.webhook_url.empty();
@@ -119,6 +120,13 @@ std::string Fingerprint(const RuntimeOptions& r) {
       << "bus.batch_max=" << r.bus.batch_max << "\n"
       << "callbacks.timeout_ms=" << Ms(r.callbacks.timeout) << "\n"
       << "callbacks.max_attempts=" << r.callbacks.max_attempts << "\n"
+      << "callbacks.allowed_hosts=" <<
+      [&r] {
+        std::string s;
+        for (const auto& h : r.callbacks.allowed_hosts) s += h + ",";
+        return s;
+      }()
+      << "\n"
       << "alerts.webhook_url=" << r.alerts.webhook_url << "\n";
   for (const auto& h : r.alerts.headers) out << "alerts.header=" << h << "\n";
   out << "alerts.timeout_ms=" << Ms(r.alerts.timeout) << "\n"

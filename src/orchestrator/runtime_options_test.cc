@@ -61,6 +61,7 @@ const std::map<std::string, std::string>& Alternatives() {
       {"bus_options.max_deliver", "bus_options: {max_deliver: 2}"},
       {"callbacks.timeout", "callbacks: {timeout: 1}"},
       {"callbacks.max_attempts", "callbacks: {max_attempts: 2}"},
+      {"callbacks.allowed_hosts", "callbacks: {allowed_hosts: [hooks.internal, 10.0.0.7]}"},
       {"tls.cert", "tls: {cert: /c.pem, key: /k.pem, ca: /ca.pem}"},
       {"tls.key", "tls: {cert: /c.pem, key: /k2.pem, ca: /ca.pem}"},
       {"tls.ca", "tls: {cert: /c.pem, key: /k.pem, ca: /ca2.pem}"},

@@ -4,7 +4,9 @@
 source "$(dirname "$0")/lib.sh" "$1"
 cd "$(dirname "$0")/../.."
 
-start_orchestrator
+# Callbacks may reach this machine's test receiver only because it is listed.
+echo "callbacks: {allowed_hosts: [127.0.0.1]}" >"$E2E_DIR/orchestrator.yaml"
+start_orchestrator --config "$E2E_DIR/orchestrator.yaml"
 start_agent worker-1 --label role=worker
 start_agent worker-2 --label role=worker
 wait_until 20 "both agents connected" all_connected worker-1 worker-2
@@ -85,5 +87,18 @@ body=$(grep '^200 ' "$E2E_DIR/sink.bodies" | head -1 | cut -d' ' -f2-)
 recorded() { cli -o json task events --task-id with-callback | jq -e '[.entries[] | select(.cause=="callback")] | length > 0' >/dev/null; }
 wait_until 10 "callback in the history" recorded
 check_pass "callback_url: summary POSTed after 2 retried failures, outcome in the history"
+
+# 8. A callback_url at the cloud metadata address is refused, not sent, and the
+# history says why (never a raw connection error).
+write_task "$E2E_DIR/cb-meta.yaml" meta-callback noop "{type: label, key: role, value: worker}" "{}" \
+  "callback_url: http://169.254.169.254/latest/meta-data/"
+cli task submit --file "$E2E_DIR/cb-meta.yaml" >/dev/null || die "submit meta-callback"
+wait_until 30 "meta-callback SUCCEEDED" task_status_is meta-callback SUCCEEDED
+refused_cb() {
+  cli -o json task events --task-id meta-callback |
+    jq -e '[.entries[] | select(.cause=="callback" and (.detail | test("refused: .*169.254.169.254.*internal address.*callbacks.allowed_hosts")))] | length == 1' >/dev/null
+}
+wait_until 10 "the refused callback in the history" refused_cb
+check_pass "callback_url at 169.254.169.254 refused (internal address), said so in the history"
 
 finish

@@ -23,7 +23,7 @@ heartbeat_interval: 1
 suspect_after: 2
 lost_after: 3
 circuit_breaker: {failures: 100, cool_down: 1}
-callbacks: {timeout: 2, max_attempts: 3}
+callbacks: {timeout: 2, max_attempts: 3, allowed_hosts: [127.0.0.1]}
 YAML
 start_orchestrator --config "$E2E_DIR/orchestrator.yaml"
 for n in gone-1 live-1 live-2 live-3; do start_agent "$n"; done

@@ -24,7 +24,7 @@ heartbeat_interval: 1
 suspect_after: 3
 lost_after: 6
 circuit_breaker: {failures: 100, cool_down: 1}
-callbacks: {timeout: 2, max_attempts: 3}
+callbacks: {timeout: 2, max_attempts: 3, allowed_hosts: [127.0.0.1]}
 retry_presets:
   fast: {max_retries: 3, initial_interval: 1, max_interval: 1, backoff: fixed}
   slow: {max_retries: 5, initial_interval: 2, max_interval: 2, backoff: fixed}
