@@ -40,18 +40,6 @@ bool IsBuiltin(const std::string& name) {
   return std::find(b.begin(), b.end(), name) != b.end();
 }
 
-bool HasDotComponent(std::string_view path) {
-  size_t start = 0;
-  while (start <= path.size()) {
-    size_t end = path.find('/', start);
-    if (end == std::string_view::npos) end = path.size();
-    std::string_view part = path.substr(start, end - start);
-    if (part == "." || part == "..") return true;
-    start = end + 1;
-  }
-  return false;
-}
-
 // "/srv/app/" -> "/srv/app"; "/" stays.
 std::string TrimTrailingSlashes(std::string path) {
   while (path.size() > 1 && path.back() == '/') path.pop_back();

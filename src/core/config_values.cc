@@ -169,4 +169,16 @@ std::string JoinDiagnostics(const std::vector<Diagnostic>& errors) {
   return out;
 }
 
+bool HasDotComponent(std::string_view path) {
+  size_t start = 0;
+  while (start <= path.size()) {
+    size_t end = path.find('/', start);
+    if (end == std::string_view::npos) end = path.size();
+    std::string_view part = path.substr(start, end - start);
+    if (part == "." || part == "..") return true;
+    start = end + 1;
+  }
+  return false;
+}
+
 }  // namespace apollo

@@ -66,4 +66,8 @@ Result<std::string> ReadConfigFile(const std::string& path,
 // newline): the message of the Status a loader returns for a bad file.
 std::string JoinDiagnostics(const std::vector<Diagnostic>& errors);
 
+// True if the '/'-separated `path` has a "." or ".." component (the agent
+// refuses such paths in its config and in intents' parameters).
+bool HasDotComponent(std::string_view path);
+
 }  // namespace apollo

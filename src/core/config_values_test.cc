@@ -158,5 +158,14 @@ TEST(ConfigReaderTest, EmptyDocumentIsValidAndNonMappingIsNot) {
             "t.yaml:1:1: expected a mapping of settings (key: value lines), got a list");
 }
 
+TEST(HasDotComponentTest, OnlyWholeDotComponents) {
+  for (const char* p : {".", "..", "/a/./b", "/a/../b", "a/..", "/a/b/."}) {
+    EXPECT_TRUE(HasDotComponent(p)) << p;
+  }
+  for (const char* p : {"", "/", "/a/b", "/a/.hidden", "/a/b..c", "/a/...", "a.b/c"}) {
+    EXPECT_FALSE(HasDotComponent(p)) << p;
+  }
+}
+
 }  // namespace
 }  // namespace apollo

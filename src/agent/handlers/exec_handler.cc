@@ -34,6 +34,7 @@
 #include "agent/handlers/params.h"
 #include "agent/handlers/process_result.h"
 #include "agent/handlers/progress_line.h"
+#include "core/config_values.h"
 
 namespace apollo::agent {
 namespace {

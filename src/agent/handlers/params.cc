@@ -86,18 +86,6 @@ Result<std::optional<double>> OptionalNumber(std::string_view handler, const jso
   return std::optional<double>(d);
 }
 
-bool HasDotComponent(std::string_view path) {
-  size_t start = 0;
-  while (start <= path.size()) {
-    size_t end = path.find('/', start);
-    if (end == std::string_view::npos) end = path.size();
-    std::string_view part = path.substr(start, end - start);
-    if (part == "." || part == "..") return true;
-    start = end + 1;
-  }
-  return false;
-}
-
 std::string ToValidUtf8(std::string_view in) {
   std::string out;
   out.reserve(in.size());

@@ -48,9 +48,6 @@ Result<std::optional<double>> OptionalNumber(std::string_view handler,
                                              std::string_view key, double min,
                                              double max);
 
-// True if the '/'-separated `path` has a "." or ".." component.
-bool HasDotComponent(std::string_view path);
-
 // Replaces invalid UTF-8 with U+FFFD, so captured process output can always
 // be put into JSON and serialised.
 std::string ToValidUtf8(std::string_view bytes);

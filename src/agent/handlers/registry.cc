@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "agent/handlers/params.h"
+#include "core/config_values.h"
 
 namespace apollo::agent {
 
