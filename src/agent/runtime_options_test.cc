@@ -5,21 +5,21 @@
 #include <gtest/gtest.h>
 #include <yaml-cpp/yaml.h>
 
-#include <fstream>
 #include <map>
 #include <set>
-#include <sstream>
+
+#include "core/config_values.h"
 
 namespace apollo::agent {
 namespace {
 
 constexpr int kCores = 4;
 
+// The shipped file, read as the daemons read it.
 std::string ReadFile(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
+  auto text = ReadConfigFile(path);
+  EXPECT_TRUE(text.ok()) << text.status().ToString();
+  return text.ok() ? *text : "";
 }
 
 // One key (dotted path) at another valid value than the file's. Keys the

@@ -1,13 +1,10 @@
 // The ListAlerts RPC handler (alert_api.cc) over a real SQLite store:
 // paging, the kind / node filters across the store's pages, and the fields.
 #include <gtest/gtest.h>
-#include <stdlib.h>
-
-#include <filesystem>
 
 #include "orchestrator/api_service.h"
 #include "orchestrator/orchestrator.h"
-#include "store/open_store.h"
+#include "orchestrator/testing/temp_store.h"
 
 namespace apollo::orchestrator {
 namespace {
@@ -15,22 +12,13 @@ namespace {
 class AlertApiTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    char tmpl[] = "/tmp/apollo-alert-api-XXXXXX";
-    ASSERT_NE(::mkdtemp(tmpl), nullptr);
-    dir_ = tmpl;
-    store::StoreOptions opts;
-    opts.sqlite_synchronous = "NORMAL";  // 1,500 single-alert commits stay fast
-    auto s = store::OpenStateStore("sqlite://" + dir_ + "/s.db", opts, clock_);
-    ASSERT_TRUE(s.ok()) << s.status().ToString();
-    store_ = std::move(*s);
+    ASSERT_TRUE(temp_.status().ok()) << temp_.status().ToString();
     orch_ = std::make_unique<Orchestrator>(OrchestratorOptions{}, *store_, clock_);
     api_ = std::make_unique<ApiService>(*store_, *orch_, clock_);
   }
   void TearDown() override {
     api_.reset();
     orch_.reset();
-    store_.reset();
-    std::filesystem::remove_all(dir_);
   }
   void Add(const std::string& kind, const std::string& node, const std::string& task,
            const std::string& detail) {
@@ -55,8 +43,8 @@ class AlertApiTest : public ::testing::Test {
   }
 
   ManualClock clock_;
-  std::string dir_;
-  std::unique_ptr<store::StateStore> store_;
+  testing::TempStore temp_{clock_};  // 1,500 single-alert commits: NORMAL sync
+  store::StateStore* store_ = temp_.store();
   std::unique_ptr<Orchestrator> orch_;
   std::unique_ptr<ApiService> api_;
 };

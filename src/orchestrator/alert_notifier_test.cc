@@ -5,13 +5,11 @@
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
-#include <stdlib.h>
 
 #include <deque>
-#include <filesystem>
 #include <nlohmann/json.hpp>
 
-#include "store/open_store.h"
+#include "orchestrator/testing/temp_store.h"
 
 namespace apollo::orchestrator {
 namespace {
@@ -40,21 +38,10 @@ class ScriptedPoster final : public HttpPoster {
 class AlertNotifierTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    char tmpl[] = "/tmp/apollo-alert-notifier-XXXXXX";
-    ASSERT_NE(::mkdtemp(tmpl), nullptr);
-    dir_ = tmpl;
-    store::StoreOptions opts;
-    opts.sqlite_synchronous = "NORMAL";
-    auto s = store::OpenStateStore("sqlite://" + dir_ + "/s.db", opts, clock_);
-    ASSERT_TRUE(s.ok()) << s.status().ToString();
-    store_ = std::move(*s);
+    ASSERT_TRUE(temp_.status().ok()) << temp_.status().ToString();
     options_.webhook_url = "http://127.0.0.1:9/hook";
     options_.headers = {"X-Team: ops"};
     options_.max_attempts = 3;
-  }
-  void TearDown() override {
-    store_.reset();
-    std::filesystem::remove_all(dir_);
   }
   int64_t Add(const std::string& kind) {
     store::AlertRow a;
@@ -77,8 +64,8 @@ class AlertNotifierTest : public ::testing::Test {
   }
 
   ManualClock clock_;
-  std::string dir_;
-  std::unique_ptr<store::StateStore> store_;
+  testing::TempStore temp_{clock_};
+  store::StateStore* store_ = temp_.store();
   AlertNotifierOptions options_;
   ScriptedPoster poster_;
 };

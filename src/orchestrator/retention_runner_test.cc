@@ -4,31 +4,15 @@
 #include "orchestrator/retention_runner.h"
 
 #include <gtest/gtest.h>
-#include <stdlib.h>
 
-#include <filesystem>
-
-#include "store/open_store.h"
+#include "orchestrator/testing/temp_store.h"
 
 namespace apollo::orchestrator {
 namespace {
 
 class RetentionRunnerTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    char tmpl[] = "/tmp/apollo-retention-runner-XXXXXX";
-    ASSERT_NE(::mkdtemp(tmpl), nullptr);
-    dir_ = tmpl;
-    store::StoreOptions opts;
-    opts.sqlite_synchronous = "NORMAL";
-    auto s = store::OpenStateStore("sqlite://" + dir_ + "/s.db", opts, clock_);
-    ASSERT_TRUE(s.ok()) << s.status().ToString();
-    store_ = std::move(*s);
-  }
-  void TearDown() override {
-    store_.reset();
-    std::filesystem::remove_all(dir_);
-  }
+  void SetUp() override { ASSERT_TRUE(temp_.status().ok()) << temp_.status().ToString(); }
   void AddAlerts(int n) {
     for (int i = 0; i < n; ++i) {
       store::AlertRow a;
@@ -44,8 +28,8 @@ class RetentionRunnerTest : public ::testing::Test {
   }
 
   ManualClock clock_;
-  std::string dir_;
-  std::unique_ptr<store::StateStore> store_;
+  testing::TempStore temp_{clock_};
+  store::StateStore* store_ = temp_.store();
 };
 
 TEST_F(RetentionRunnerTest, ARoundPurgesInBatchesOnlyWhatIsOld) {

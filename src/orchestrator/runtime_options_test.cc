@@ -6,19 +6,19 @@
 #include <gtest/gtest.h>
 #include <yaml-cpp/yaml.h>
 
-#include <fstream>
 #include <map>
 #include <set>
-#include <sstream>
+
+#include "core/config_values.h"
 
 namespace apollo::orchestrator {
 namespace {
 
+// The shipped file, read as the daemons read it.
 std::string ReadFile(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
+  auto text = ReadConfigFile(path);
+  EXPECT_TRUE(text.ok()) << text.status().ToString();
+  return text.ok() ? *text : "";
 }
 
 // A file setting one key (dotted path) to another valid value than the
