@@ -3,8 +3,9 @@
 #include <signal.h>
 #include <sys/wait.h>
 
+#include <atomic>
 #include <filesystem>
-
+#include <mutex>
 #include <thread>
 
 namespace apollo::bench {
@@ -130,6 +131,52 @@ void ScenarioEnv::KillOrchestrator() {
   if (!process_) return;
   if (config_.children) config_.children->Remove(process_->pid());
   process_->Kill();
+}
+
+namespace {
+
+bool Retryable(const Status& s) {
+  return s.code() == StatusCode::kUnavailable || s.code() == StatusCode::kResourceExhausted ||
+         s.code() == StatusCode::kAborted;
+}
+
+}  // namespace
+
+Status SubmitAll(ApiClient& api, const std::vector<std::string>& files, int submitters,
+                 std::chrono::steady_clock::time_point deadline, std::vector<double>* call_ms,
+                 size_t* refused) {
+  using Steady = std::chrono::steady_clock;
+  std::atomic<size_t> next{0};
+  std::mutex mu;
+  Status first_error;
+  std::vector<std::thread> threads;
+  for (int t = 0; t < std::max(1, submitters); ++t) {
+    threads.emplace_back([&] {
+      for (size_t i = next++; i < files.size(); i = next++) {
+        for (;;) {
+          auto start = Steady::now();
+          auto r = api.Submit(files[i], "bench-batch-" + std::to_string(i) + ".yaml");
+          double ms = std::chrono::duration<double, std::milli>(Steady::now() - start).count();
+          {
+            std::lock_guard<std::mutex> lock(mu);
+            if (r.ok()) {
+              if (call_ms) call_ms->push_back(ms);
+              break;
+            }
+            if (!Retryable(r.status()) || Steady::now() > deadline) {
+              if (first_error.ok()) first_error = r.status();
+              next = files.size();
+              return;
+            }
+            if (refused) ++*refused;
+          }
+          std::this_thread::sleep_for(std::chrono::milliseconds(10));
+        }
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  return first_error;
 }
 
 std::string NoopTaskFile(const std::string& prefix, size_t first,

@@ -116,6 +116,14 @@ class ScenarioEnv {
   std::unique_ptr<ApiClient> api_;
 };
 
+// Submits every file from `submitters` threads, retrying refusals (the
+// dispatch queue's watermark answers RESOURCE_EXHAUSTED) until `deadline`;
+// returns the first hard error. Per-call latencies go to *call_ms, the
+// refusals to *refused (either may be null).
+Status SubmitAll(ApiClient& api, const std::vector<std::string>& files, int submitters,
+                 std::chrono::steady_clock::time_point deadline, std::vector<double>* call_ms,
+                 size_t* refused);
+
 // One noop task per entry of `nodes`, ids "<prefix>-t<first + i>", as a
 // `tasks:` file.
 std::string NoopTaskFile(const std::string& prefix, size_t first,

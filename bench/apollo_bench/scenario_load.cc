@@ -12,49 +12,6 @@ using Steady = std::chrono::steady_clock;
 double Seconds(Steady::duration d) { return std::chrono::duration<double>(d).count(); }
 double Millis(Steady::duration d) { return std::chrono::duration<double, std::milli>(d).count(); }
 
-bool Retryable(const Status& s) {
-  return s.code() == StatusCode::kUnavailable || s.code() == StatusCode::kResourceExhausted ||
-         s.code() == StatusCode::kAborted;
-}
-
-// Submits every batch from `submitters` threads, retrying refusals (the
-// dispatch queue's watermark answers RESOURCE_EXHAUSTED); returns the first
-// hard error. Per-call latencies go to *call_ms, the refusals to *refused.
-Status SubmitAll(ApiClient& api, const std::vector<std::string>& files, int submitters,
-                 Steady::time_point deadline, std::vector<double>* call_ms, size_t* refused) {
-  std::atomic<size_t> next{0};
-  std::mutex mu;
-  Status first_error;
-  std::vector<std::thread> threads;
-  for (int t = 0; t < std::max(1, submitters); ++t) {
-    threads.emplace_back([&] {
-      for (size_t i = next++; i < files.size(); i = next++) {
-        for (;;) {
-          auto start = Steady::now();
-          auto r = api.Submit(files[i], "bench-batch-" + std::to_string(i) + ".yaml");
-          double ms = Millis(Steady::now() - start);
-          {
-            std::lock_guard<std::mutex> lock(mu);
-            if (r.ok()) {
-              call_ms->push_back(ms);
-              break;
-            }
-            if (!Retryable(r.status()) || Steady::now() > deadline) {
-              if (first_error.ok()) first_error = r.status();
-              next = files.size();
-              return;
-            }
-            ++*refused;
-          }
-          std::this_thread::sleep_for(std::chrono::milliseconds(10));
-        }
-      }
-    });
-  }
-  for (auto& t : threads) t.join();
-  return first_error;
-}
-
 }  // namespace
 
 ScenarioResult RunThroughput(const BenchConfig& config) {

@@ -3,8 +3,7 @@
 // off, and a burst's throughput while retention purges must stay within
 // 10 % of a burst's on the fresh store, before anything was old enough to
 // purge.
-#include <atomic>
-#include <fstream>
+#include <algorithm>
 #include <thread>
 
 #include "apollo_bench/db_stats.h"
@@ -30,18 +29,6 @@ bool AllAcked(Fleet& f) {
   return true;
 }
 
-// Submits `file`, retrying refusals until `deadline`.
-Status SubmitOne(ApiClient& api, const std::string& file, Steady::time_point deadline) {
-  for (;;) {
-    auto r = api.Submit(file, "soak.yaml");
-    if (r.ok()) return Status::Ok();
-    bool retryable = r.status().code() == StatusCode::kUnavailable ||
-                     r.status().code() == StatusCode::kResourceExhausted;
-    if (!retryable || Steady::now() > deadline) return r.status();
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
-}
-
 // `count` noop tasks from id `*next`, spread over the fleet, in files of 500.
 std::vector<std::string> Files(const std::string& prefix, Fleet& f, size_t count, size_t* next) {
   std::vector<std::string> files;
@@ -63,23 +50,8 @@ Result<double> Burst(ScenarioEnv& env, Fleet& f, size_t count, size_t* next,
   const uint64_t before = Succeeded(f);
   auto files = Files(env.prefix(), f, count, next);
   auto start = Steady::now();
-  std::atomic<size_t> i{0};
-  Status first;
-  std::mutex mu;
-  std::vector<std::thread> threads;
-  for (int t = 0; t < 2; ++t) {
-    threads.emplace_back([&] {
-      for (size_t k = i++; k < files.size(); k = i++) {
-        Status s = SubmitOne(env.api(), files[k], deadline);
-        if (!s.ok()) {
-          std::lock_guard<std::mutex> lock(mu);
-          if (first.ok()) first = s;
-        }
-      }
-    });
-  }
-  for (auto& t : threads) t.join();
-  if (!first.ok()) return first;
+  Status s = SubmitAll(env.api(), files, /*submitters=*/2, deadline, nullptr, nullptr);
+  if (!s.ok()) return s;
   while (Steady::now() < deadline) {
     if (Succeeded(f) >= before + count && AllAcked(f)) {
       return static_cast<double>(count) / Seconds(Steady::now() - start);
@@ -130,11 +102,9 @@ ScenarioResult RunSoak(const BenchConfig& given) {
   size_t submitted = 0;
   for (auto tick = start; tick < end; tick += std::chrono::milliseconds(100)) {
     std::this_thread::sleep_until(tick);
-    auto files = Files(e.prefix(), f, per_tick, &next);
-    for (const auto& file : files) {
-      Status s = SubmitOne(e.api(), file, deadline);
-      if (!s.ok()) return Failed(std::move(r), "steady submit: " + s.ToString());
-    }
+    Status s =
+        SubmitAll(e.api(), Files(e.prefix(), f, per_tick, &next), 1, deadline, nullptr, nullptr);
+    if (!s.ok()) return Failed(std::move(r), "steady submit: " + s.ToString());
     submitted += per_tick;
     if (Steady::now() >= next_sample) {
       auto stats = ReadDbStats(e.store_url());
