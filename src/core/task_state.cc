@@ -71,18 +71,19 @@ TransitionCheck CheckTransition(TaskState from, TaskState to) {
   return {false, kRefusal[f]};
 }
 
+bool IsNotStartedEdge(TaskState from, TaskState to) {
+  return to == TaskState::kTimeout && (from == TaskState::kRetrying || from == TaskState::kPending);
+}
+
 ReportPath AgentReportPath(TaskState from, TaskState to) {
   ReportPath p;
-  // An agent's TIMEOUT means its run started and ran out of time; the
-  // direct RETRYING/PENDING -> TIMEOUT is the center's "not started".
-  const bool not_started_edge =
-      to == TaskState::kTimeout && (from == TaskState::kRetrying || from == TaskState::kPending);
+  const bool not_started_edge = IsNotStartedEdge(from, to);
   if (CheckTransition(from, to).allowed && !not_started_edge) {
     p.steps[0] = to;
     p.size = 1;
     return p;
   }
-    bool awaiting_ack = from == TaskState::kDispatched || from == TaskState::kRetrying;
+  bool awaiting_ack = from == TaskState::kDispatched || from == TaskState::kRetrying;
   bool finished_run = to == TaskState::kSucceeded || to == TaskState::kFailed ||
                       (not_started_edge && awaiting_ack);
   if (awaiting_ack && finished_run && CheckTransition(from, TaskState::kRunning).allowed &&

@@ -99,6 +99,12 @@ struct ReportPath {
 };
 ReportPath AgentReportPath(TaskState from, TaskState to);
 
+// PENDING/RETRYING -> TIMEOUT: the center's "not started" verdict (the
+// schedule-to-start deadline). A TIMEOUT an agent reports means its run
+// started and ran out of time, so agent reports and reconciliation never
+// take this edge; they go via RUNNING.
+bool IsNotStartedEdge(TaskState from, TaskState to);
+
 // SUCCEEDED and CANCELLED: nothing can ever follow.
 bool IsFinal(TaskState s);
 

@@ -27,12 +27,10 @@ std::vector<TaskState> LegalPath(TaskState from, TaskState to) {
     TaskState s = queue.front();
     queue.pop_front();
     for (TaskState next : kAllTaskStates) {
-      if (parent.count(next) || !IsTransitionAllowed(s, next)) continue;
-      // PENDING/RETRYING -> TIMEOUT is the center's "not started" verdict;
-      // an agent that reports TIMEOUT ran it, so the path goes via RUNNING.
-      const bool not_started_edge =
-          next == TaskState::kTimeout && (s == TaskState::kPending || s == TaskState::kRetrying);
-      if (not_started_edge) continue;
+      // An agent's state never takes the center's not-started edge.
+      if (parent.count(next) || !IsTransitionAllowed(s, next) || IsNotStartedEdge(s, next)) {
+        continue;
+      }
       parent[next] = s;
       if (next == to) {
         std::vector<TaskState> path{to};

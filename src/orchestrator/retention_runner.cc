@@ -81,9 +81,8 @@ void RetentionRunner::Loop() {
     if (options_.log) {
       if (!round.ok()) {
         options_.log("retention: purge failed (retried next round): " + round.status().message());
-      } else if (DescribePurge(*round) != "nothing") {
-        options_.log("retention: purged " + DescribePurge(*round) +
-                     (round->more ? " (more next round)" : ""));
+      } else if (std::string what = DescribePurge(*round); what != "nothing") {
+        options_.log("retention: purged " + what + (round->more ? " (more next round)" : ""));
       }
     }
     lock.lock();

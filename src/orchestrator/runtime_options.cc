@@ -120,14 +120,8 @@ std::string Fingerprint(const RuntimeOptions& r) {
       << "bus.batch_max=" << r.bus.batch_max << "\n"
       << "callbacks.timeout_ms=" << Ms(r.callbacks.timeout) << "\n"
       << "callbacks.max_attempts=" << r.callbacks.max_attempts << "\n"
-      << "callbacks.allowed_hosts=" <<
-      [&r] {
-        std::string s;
-        for (const auto& h : r.callbacks.allowed_hosts) s += h + ",";
-        return s;
-      }()
-      << "\n"
       << "alerts.webhook_url=" << r.alerts.webhook_url << "\n";
+  for (const auto& h : r.callbacks.allowed_hosts) out << "callbacks.allowed_host=" << h << "\n";
   for (const auto& h : r.alerts.headers) out << "alerts.header=" << h << "\n";
   out << "alerts.timeout_ms=" << Ms(r.alerts.timeout) << "\n"
       << "alerts.max_attempts=" << r.alerts.max_attempts << "\n";
