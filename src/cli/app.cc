@@ -1,12 +1,12 @@
 #include "cli/app.h"
 
+#include <CLI/CLI.hpp>
 #include <cmath>
 #include <exception>
 #include <functional>
 #include <string>
 
-#include <CLI/CLI.hpp>
-
+#include "cli/acl_command.h"
 #include "cli/alert_command.h"
 #include "cli/bus_command.h"
 #include "cli/command_result.h"
@@ -43,6 +43,8 @@ struct Parsed {
   DlqOptions dlq;
   AlertOptions alert;
   TlsOptions tls;
+  TokenOptions token;
+  AuditOptions audit;
   std::string sync_node;
   // The chosen command, run after parsing succeeded.
   std::function<int(OrchestratorClient&, std::ostream&, std::ostream&)> command;
@@ -175,6 +177,42 @@ void AddAlertCommands(CLI::App& app, Parsed& p) {
   OnParsed(l, p, p.alert, RunAlertList);
 }
 
+// `acl bootstrap`, `token create|list|revoke`, `audit list`.
+void AddAclCommands(CLI::App& app, Parsed& p) {
+  CLI::App* acl = app.add_subcommand("acl", "operator tokens: make the first one");
+  acl->require_subcommand(1);
+  CLI::App* b = acl->add_subcommand(
+      "bootstrap", "make the first admin token (works once, while no token exists)");
+  b->add_option("--name", p.token.name, "the token's name (default admin)");
+  OnParsed(b, p, p.token, RunAclBootstrap);
+
+  CLI::App* token = app.add_subcommand("token", "operator tokens (admin)");
+  token->require_subcommand(1);
+  CLI::App* c = token->add_subcommand("create", "make a token; it is printed once");
+  c->add_option("--name", p.token.name, "a unique name (letters, digits, . _ -)")->required();
+  c->add_option("--role", p.token.role, "viewer, operator or admin")
+      ->required()
+      ->check(CLI::IsMember({"viewer", "operator", "admin"}));
+  c->add_option("--ttl", p.token.ttl, "expires after this long (3600, 12h, 30d; default never)");
+  OnParsed(c, p, p.token, RunTokenCreate);
+  OnParsed(token->add_subcommand("list", "list tokens (never the tokens themselves)"), p, p.token,
+           RunTokenList);
+  CLI::App* r = token->add_subcommand("revoke", "refuse a token from now on");
+  r->add_option("--name", p.token.name, "the token's name")->required();
+  OnParsed(r, p, p.token, RunTokenRevoke);
+
+  CLI::App* audit = app.add_subcommand("audit", "the audit trail of operator calls (admin)");
+  audit->require_subcommand(1);
+  CLI::App* l = audit->add_subcommand("list", "mutating calls, oldest first");
+  l->add_option("--who", p.audit.who, "only calls made with this token name");
+  l->add_option("--since", p.audit.since, "only calls since a UTC time or a duration ago (2h)");
+  l->add_option("--after", p.audit.after, "only entries with a larger id (paging)")
+      ->check(CLI::NonNegativeNumber);
+  l->add_option("--limit", p.audit.limit, "at most this many (0: the server's default)")
+      ->check(CLI::NonNegativeNumber);
+  OnParsed(l, p, p.audit, RunAuditList);
+}
+
 // `tls ca create` and `tls cert create`: the fleet's certificates, offline.
 void AddTlsCommands(CLI::App& app, Parsed& p) {
   CLI::App* tls = app.add_subcommand("tls", "make the fleet's TLS certificates (offline)");
@@ -228,6 +266,8 @@ void AddGlobalOptions(CLI::App& app, Parsed& p) {
                  "this operator's certificate (default $APOLLO_TLS_CERT)");
   app.add_option("--tls-key", p.global.tls_key,
                  "the private key of --tls-cert (default $APOLLO_TLS_KEY)");
+  app.add_option("--token", p.global.token,
+                 "operator token, when the orchestrator requires one (default $APOLLO_TOKEN)");
 }
 
 // The TLS files the global options name, read and checked; nullopt without
@@ -261,6 +301,7 @@ int Run(const std::vector<std::string>& args, const CliEnv& env, std::ostream& o
   if (env.apollo_tls_ca) p.global.tls_ca = *env.apollo_tls_ca;
   if (env.apollo_tls_cert) p.global.tls_cert = *env.apollo_tls_cert;
   if (env.apollo_tls_key) p.global.tls_key = *env.apollo_tls_key;
+  if (env.apollo_token) p.global.token = *env.apollo_token;
 
   CLI::App app{"apollo-cli: operate an Apollo-11 fleet"};
   app.set_version_flag("--version", std::string("apollo-cli ") + apollo::kVersion);
@@ -304,6 +345,7 @@ int Run(const std::vector<std::string>& args, const CliEnv& env, std::ostream& o
 
   AddBusCommands(app, p);
   AddAlertCommands(app, p);
+  AddAclCommands(app, p);
   AddTlsCommands(app, p);
 
   std::vector<const char*> argv;
@@ -332,6 +374,7 @@ int Run(const std::vector<std::string>& args, const CliEnv& env, std::ostream& o
   std::optional<tls::TlsMaterial> tls_files = ClientTls(p.global, err, &code);
   if (code != kExitOk) return code;
   OrchestratorClient client(p.global.server, p.global.timeout_s, tls_files);
+  client.set_token(p.global.token);
   return p.command(client, out, err);
 }
 

@@ -1,7 +1,7 @@
 #pragma once
 
 // apollo-cli's command line: the CLI11 wiring of every command and of the
-// global options (--server, -o/--output, --timeout, --tls-*), run in-process
+// global options (--server, -o/--output, --timeout, --tls-*, --token), run in-process
 // so the tests drive the whole tool against a fake server.
 
 #include <optional>
@@ -18,6 +18,7 @@ struct CliEnv {
   std::optional<std::string> apollo_tls_ca = std::nullopt;    // $APOLLO_TLS_CA
   std::optional<std::string> apollo_tls_cert = std::nullopt;  // $APOLLO_TLS_CERT
   std::optional<std::string> apollo_tls_key = std::nullopt;   // $APOLLO_TLS_KEY
+  std::optional<std::string> apollo_token = std::nullopt;     // $APOLLO_TOKEN
 };
 
 // Parses `args` (args[0] is the program name), runs the chosen command and

@@ -22,6 +22,8 @@ struct GlobalOptions {
   std::string tls_ca;    // --tls-ca: the CA that signed the orchestrator's certificate
   std::string tls_cert;  // --tls-cert: this operator's certificate
   std::string tls_key;   // --tls-key: its private key
+  // The operator token (--token, then $APOLLO_TOKEN); empty: none.
+  std::string token;
 
   bool json() const { return output == "json"; }
 };

@@ -24,6 +24,7 @@ int main(int argc, char** argv) {
   if (const char* s = std::getenv("APOLLO_TLS_CA")) env.apollo_tls_ca = s;
   if (const char* s = std::getenv("APOLLO_TLS_CERT")) env.apollo_tls_cert = s;
   if (const char* s = std::getenv("APOLLO_TLS_KEY")) env.apollo_tls_key = s;
+  if (const char* s = std::getenv("APOLLO_TOKEN")) env.apollo_token = s;
   std::vector<std::string> args(argv, argv + argc);
   return apollo::cli::RunCli(args, env, std::cout, std::cerr);
 }

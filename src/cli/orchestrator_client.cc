@@ -32,6 +32,7 @@ OrchestratorClient::OrchestratorClient(std::string server, double timeout_s,
 
 void OrchestratorClient::Prepare(grpc::ClientContext& ctx, double deadline_s) const {
   ctx.set_wait_for_ready(false);
+  if (!token_.empty()) ctx.AddMetadata("authorization", "Bearer " + token_);
   // NaN and non-positive mean no deadline; huge values are capped so the
   // conversion to the clock's integer nanoseconds cannot overflow.
   constexpr double kMaxDeadlineS = 365.0 * 24 * 3600;
@@ -198,6 +199,36 @@ Status OrchestratorClient::WatchTask(const std::string& task_id, double max_wait
   grpc::Status s = reader->Finish();
   if (!s.ok()) return Fail(s, task_id, max_wait_s);
   return Status::Ok();
+}
+
+Result<v1::CreateTokenResponse> OrchestratorClient::BootstrapAcl(const std::string& name) {
+  v1::BootstrapAclRequest req;
+  req.set_name(name);
+  return Call<v1::CreateTokenResponse>(
+      "", [&](auto& ctx, auto& resp) { return stub_->BootstrapAcl(&ctx, req, &resp); });
+}
+
+Result<v1::CreateTokenResponse> OrchestratorClient::CreateToken(const v1::CreateTokenRequest& req) {
+  return Call<v1::CreateTokenResponse>(
+      "", [&](auto& ctx, auto& resp) { return stub_->CreateToken(&ctx, req, &resp); });
+}
+
+Result<v1::ListTokensResponse> OrchestratorClient::ListTokens() {
+  v1::ListTokensRequest req;
+  return Call<v1::ListTokensResponse>(
+      "", [&](auto& ctx, auto& resp) { return stub_->ListTokens(&ctx, req, &resp); });
+}
+
+Result<v1::RevokeTokenResponse> OrchestratorClient::RevokeToken(const std::string& name) {
+  v1::RevokeTokenRequest req;
+  req.set_name(name);
+  return Call<v1::RevokeTokenResponse>(
+      "", [&](auto& ctx, auto& resp) { return stub_->RevokeToken(&ctx, req, &resp); });
+}
+
+Result<v1::ListAuditResponse> OrchestratorClient::ListAudit(const v1::ListAuditRequest& req) {
+  return Call<v1::ListAuditResponse>(
+      "", [&](auto& ctx, auto& resp) { return stub_->ListAudit(&ctx, req, &resp); });
 }
 
 }  // namespace apollo::cli

@@ -8,6 +8,8 @@
 // connection is reported at once, and a deadline of `timeout_s`, so an address
 // that never answers is reported when it expires.
 //
+// Token: set_token() sends it with every call (the orchestrator's ACL).
+//
 // TLS: given the operator's TLS files the channel is mutual TLS (the
 // orchestrator's certificate must chain to the CA and name the address
 // dialled); otherwise plaintext.
@@ -50,6 +52,15 @@ class OrchestratorClient {
   Result<v1::DropDeadLetterResponse> DropDeadLetter(int64_t id);
   Result<v1::BusStatusResponse> BusStatus();
   Result<v1::ListAlertsResponse> ListAlerts(const v1::ListAlertsRequest& req);
+  Result<v1::CreateTokenResponse> BootstrapAcl(const std::string& name);
+  Result<v1::CreateTokenResponse> CreateToken(const v1::CreateTokenRequest& req);
+  Result<v1::ListTokensResponse> ListTokens();
+  Result<v1::RevokeTokenResponse> RevokeToken(const std::string& name);
+  Result<v1::ListAuditResponse> ListAudit(const v1::ListAuditRequest& req);
+
+  // The operator token sent with every call (`authorization: Bearer`);
+  // empty: none.
+  void set_token(std::string token) { token_ = std::move(token); }
 
   // Follows the WatchTask stream, calling `on_update` for each Task it
   // carries until `on_update` returns false (the stream is then cancelled and
@@ -73,6 +84,7 @@ class OrchestratorClient {
   std::string server_;
   double timeout_s_;
   bool tls_;
+  std::string token_;
   std::shared_ptr<grpc::Channel> channel_;  // shared: gRPC's own ownership model
   std::unique_ptr<v1::Orchestrator::Stub> stub_;
 };

@@ -35,8 +35,10 @@ void FillAlert(const store::AlertRow& a, bool webhook, apollo::v1::Alert* out) {
 
 }  // namespace
 
-grpc::Status ApiService::ListAlerts(grpc::ServerContext*, const apollo::v1::ListAlertsRequest* req,
+grpc::Status ApiService::ListAlerts(grpc::ServerContext* ctx,
+                                    const apollo::v1::ListAlertsRequest* req,
                                     apollo::v1::ListAlertsResponse* resp) {
+  if (grpc::Status a = Allow(*ctx, Role::kViewer, "alert.list"); !a.ok()) return a;
   const int limit = PageLimit(req->limit());
   const bool filtered = !req->kind().empty() || !req->node_id().empty();
   // Unfiltered: one more than asked tells whether there are more.

@@ -14,7 +14,7 @@ class AlertApiTest : public ::testing::Test {
   void SetUp() override {
     ASSERT_TRUE(temp_.status().ok()) << temp_.status().ToString();
     orch_ = std::make_unique<Orchestrator>(OrchestratorOptions{}, *store_, clock_);
-    api_ = std::make_unique<ApiService>(*store_, *orch_, clock_);
+    api_ = std::make_unique<ApiService>(*store_, *orch_, clock_, access_);
   }
   void TearDown() override {
     api_.reset();
@@ -37,7 +37,8 @@ class AlertApiTest : public ::testing::Test {
     req.set_kind(kind);
     req.set_node_id(node);
     apollo::v1::ListAlertsResponse resp;
-    grpc::Status s = api_->ListAlerts(nullptr, &req, &resp);
+    grpc::ServerContext ctx;
+    grpc::Status s = api_->ListAlerts(&ctx, &req, &resp);
     EXPECT_TRUE(s.ok()) << s.error_message();
     return resp;
   }
@@ -45,6 +46,7 @@ class AlertApiTest : public ::testing::Test {
   ManualClock clock_;
   testing::TempStore temp_{clock_};  // 1,500 single-alert commits: NORMAL sync
   store::StateStore* store_ = temp_.store();
+  AccessControl access_{*store_, clock_, /*enabled=*/false};
   std::unique_ptr<Orchestrator> orch_;
   std::unique_ptr<ApiService> api_;
 };

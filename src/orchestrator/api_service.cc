@@ -50,6 +50,11 @@ grpc::Status ToGrpc(const Status& s) {
   return grpc::Status(static_cast<grpc::StatusCode>(s.code()), s.message());
 }
 
+Status FromGrpc(const grpc::Status& s) {
+  if (s.ok()) return Status::Ok();
+  return Status(static_cast<StatusCode>(s.error_code()), s.error_message());
+}
+
 grpc::Status ApiService::LoadTask(const std::string& task_id, apollo::v1::Task* out) {
   auto t = store_.GetTask(task_id);
   if (!t.ok()) {
@@ -70,8 +75,22 @@ grpc::Status ApiService::LoadTask(const std::string& task_id, apollo::v1::Task* 
   return grpc::Status::OK;
 }
 
-grpc::Status ApiService::SubmitTasks(grpc::ServerContext*, const apollo::v1::SubmitTasksRequest* req,
+grpc::Status ApiService::SubmitTasks(grpc::ServerContext* ctx,
+                                     const apollo::v1::SubmitTasksRequest* req,
                                      apollo::v1::SubmitTasksResponse* resp) {
+  constexpr std::string_view kAction = "task.submit";
+  if (req->dry_run()) return Allow(*ctx, Role::kOperator, kAction);
+  Decision d = access_.Check(*ctx, Role::kOperator, kAction);
+  grpc::Status s = d.status.ok() ? Submit(req, resp) : ToGrpc(d.status);
+  std::string target;  // the stored tasks' ids
+  for (const auto& t : resp->tasks()) target += (target.empty() ? "" : ",") + t.task_id();
+  if (resp->errors_size() > 0) target = "(rejected task file)";
+  access_.Audit(d.caller, kAction, target, *req, FromGrpc(s));
+  return s;
+}
+
+grpc::Status ApiService::Submit(const apollo::v1::SubmitTasksRequest* req,
+                                apollo::v1::SubmitTasksResponse* resp) {
   if (!req->dry_run() && orchestrator_.QueuePaused()) {
     return grpc::Status(
         grpc::StatusCode::RESOURCE_EXHAUSTED,
@@ -94,13 +113,16 @@ grpc::Status ApiService::SubmitTasks(grpc::ServerContext*, const apollo::v1::Sub
   return ToGrpc(s);
 }
 
-grpc::Status ApiService::GetTask(grpc::ServerContext*, const apollo::v1::GetTaskRequest* req,
+grpc::Status ApiService::GetTask(grpc::ServerContext* ctx, const apollo::v1::GetTaskRequest* req,
                                  apollo::v1::Task* resp) {
+  if (grpc::Status a = Allow(*ctx, Role::kViewer, "task.get"); !a.ok()) return a;
   return LoadTask(req->task_id(), resp);
 }
 
-grpc::Status ApiService::ListTasks(grpc::ServerContext*, const apollo::v1::ListTasksRequest* req,
+grpc::Status ApiService::ListTasks(grpc::ServerContext* ctx,
+                                   const apollo::v1::ListTasksRequest* req,
                                    apollo::v1::ListTasksResponse* resp) {
+  if (grpc::Status a = Allow(*ctx, Role::kViewer, "task.list"); !a.ok()) return a;
   store::TaskQuery q;
   if (!req->status().empty()) {
     auto s = ParseTaskState(req->status());
@@ -133,8 +155,14 @@ grpc::Status ApiService::ListTasks(grpc::ServerContext*, const apollo::v1::ListT
   return grpc::Status::OK;
 }
 
-grpc::Status ApiService::CancelTask(grpc::ServerContext*, const apollo::v1::CancelTaskRequest* req,
+grpc::Status ApiService::CancelTask(grpc::ServerContext* ctx,
+                                    const apollo::v1::CancelTaskRequest* req,
                                     apollo::v1::Task* resp) {
+  return Audited(*ctx, Role::kOperator, "task.cancel", req->task_id(), *req,
+                 [&] { return Cancel(req, resp); });
+}
+
+grpc::Status ApiService::Cancel(const apollo::v1::CancelTaskRequest* req, apollo::v1::Task* resp) {
   auto t = store_.GetTask(req->task_id());
   if (!t.ok()) return LoadTask(req->task_id(), resp);
   std::string reason = req->reason().empty() ? "cancelled by an operator" : req->reason();
@@ -167,8 +195,14 @@ grpc::Status ApiService::CancelTask(grpc::ServerContext*, const apollo::v1::Canc
   return LoadTask(req->task_id(), resp);
 }
 
-grpc::Status ApiService::RetryTask(grpc::ServerContext*, const apollo::v1::RetryTaskRequest* req,
+grpc::Status ApiService::RetryTask(grpc::ServerContext* ctx,
+                                   const apollo::v1::RetryTaskRequest* req,
                                    apollo::v1::Task* resp) {
+  return Audited(*ctx, Role::kOperator, "task.retry", req->task_id(), *req,
+                 [&] { return Retry(req, resp); });
+}
+
+grpc::Status ApiService::Retry(const apollo::v1::RetryTaskRequest* req, apollo::v1::Task* resp) {
   auto t = store_.GetTask(req->task_id());
   if (!t.ok()) return LoadTask(req->task_id(), resp);
   std::vector<store::TransitionRequest> requests;
@@ -194,8 +228,9 @@ grpc::Status ApiService::RetryTask(grpc::ServerContext*, const apollo::v1::Retry
   return LoadTask(req->task_id(), resp);
 }
 
-grpc::Status ApiService::ListNodes(grpc::ServerContext*, const apollo::v1::ListNodesRequest*,
+grpc::Status ApiService::ListNodes(grpc::ServerContext* ctx, const apollo::v1::ListNodesRequest*,
                                    apollo::v1::ListNodesResponse* resp) {
+  if (grpc::Status a = Allow(*ctx, Role::kViewer, "node.list"); !a.ok()) return a;
   auto nodes = store_.ListNodes();
   if (!nodes.ok()) return ToGrpc(nodes.status());
   for (const auto& n : *nodes) {
@@ -213,8 +248,10 @@ grpc::Status ApiService::ListNodes(grpc::ServerContext*, const apollo::v1::ListN
   return grpc::Status::OK;
 }
 
-grpc::Status ApiService::TaskEvents(grpc::ServerContext*, const apollo::v1::TaskEventsRequest* req,
+grpc::Status ApiService::TaskEvents(grpc::ServerContext* ctx,
+                                    const apollo::v1::TaskEventsRequest* req,
                                     apollo::v1::TaskEventsResponse* resp) {
+  if (grpc::Status a = Allow(*ctx, Role::kViewer, "task.events"); !a.ok()) return a;
   auto history = store_.GetHistory(req->task_id());
   if (!history.ok()) return ToGrpc(history.status());
   if (history->empty()) {
@@ -244,6 +281,7 @@ grpc::Status ApiService::TaskEvents(grpc::ServerContext*, const apollo::v1::Task
 
 grpc::Status ApiService::WatchTask(grpc::ServerContext* ctx, const apollo::v1::WatchTaskRequest* req,
                                    grpc::ServerWriter<apollo::v1::Task>* writer) {
+  if (grpc::Status a = Allow(*ctx, Role::kOperator, "task.watch"); !a.ok()) return a;
   std::string last;
   // Polls the store (cheap point reads) and sends each change; ends when
   // every node is settled or the client goes away. Bounded by a day.
@@ -262,17 +300,32 @@ grpc::Status ApiService::WatchTask(grpc::ServerContext* ctx, const apollo::v1::W
   return grpc::Status::OK;
 }
 
-grpc::Status ApiService::SyncNode(grpc::ServerContext*, const apollo::v1::SyncNodeRequest* req,
+grpc::Status ApiService::SyncNode(grpc::ServerContext* ctx, const apollo::v1::SyncNodeRequest* req,
                                   apollo::v1::SyncNodeResponse* resp) {
-  Status s = orchestrator_.RequestSnapshot(req->node_id());
-  if (!s.ok()) return ToGrpc(s);
-  resp->set_message("snapshot requested from " + req->node_id() +
-                    "; reconciliation runs when it arrives");
-  return grpc::Status::OK;
+  return Audited(*ctx, Role::kAdmin, "node.sync", req->node_id(), *req, [&] {
+    Status s = orchestrator_.RequestSnapshot(req->node_id());
+    if (!s.ok()) return ToGrpc(s);
+    resp->set_message("snapshot requested from " + req->node_id() +
+                      "; reconciliation runs when it arrives");
+    return grpc::Status::OK;
+  });
 }
 
-grpc::Status ApiService::Reconcile(grpc::ServerContext*, const apollo::v1::ReconcileRequest* req,
+grpc::Status ApiService::Reconcile(grpc::ServerContext* ctx,
+                                   const apollo::v1::ReconcileRequest* req,
                                    apollo::v1::ReconcileResponse* resp) {
+  // A dry run only reads; a repair writes rows.
+  if (req->dry_run()) {
+    if (grpc::Status a = Allow(*ctx, Role::kViewer, "reconcile.check"); !a.ok()) return a;
+    return RunReconcile(req, resp);
+  }
+  return Audited(*ctx, Role::kAdmin, "reconcile.repair",
+                 req->node_id().empty() ? std::string("(every node)") : req->node_id(), *req,
+                 [&] { return RunReconcile(req, resp); });
+}
+
+grpc::Status ApiService::RunReconcile(const apollo::v1::ReconcileRequest* req,
+                                      apollo::v1::ReconcileResponse* resp) {
   auto r = orchestrator_.Reconcile(req->node_id(), req->dry_run());
   if (!r.ok()) return ToGrpc(r.status());
   for (const DriftItem& d : r->drift) {
@@ -292,8 +345,10 @@ grpc::Status ApiService::Reconcile(grpc::ServerContext*, const apollo::v1::Recon
   return grpc::Status::OK;
 }
 
-grpc::Status ApiService::ListIntents(grpc::ServerContext*, const apollo::v1::ListIntentsRequest*,
+grpc::Status ApiService::ListIntents(grpc::ServerContext* ctx,
+                                     const apollo::v1::ListIntentsRequest*,
                                      apollo::v1::ListIntentsResponse* resp) {
+  if (grpc::Status a = Allow(*ctx, Role::kViewer, "intent.list"); !a.ok()) return a;
   for (const BreakerInfo& b : orchestrator_.Breakers()) {
     auto* i = resp->add_intents();
     i->set_intent(b.intent);

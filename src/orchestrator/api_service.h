@@ -7,13 +7,20 @@
 // The event-bus RPCs (dead letters, lag) are in bus_api.cc: lists and reads
 // go to the store, replay / drop through the bus (it keeps the parked ids).
 //
+// Access: every method first asks AccessControl whether the caller's token
+// has the role the call needs (the table is in access_control.h); every
+// mutating call is then written to the audit trail with its outcome.
+// Operator tokens themselves and the audit trail are served by acl_api.cc.
+//
 // Thread-safety: gRPC calls methods concurrently; all state is in the store,
 // the (thread-safe) Orchestrator and the (thread-safe) EventBus.
 
 #include <algorithm>
+#include <type_traits>
 
 #include "apollo/v1/api.grpc.pb.h"
 #include "bus/event_bus.h"
+#include "orchestrator/access_control.h"
 #include "orchestrator/orchestrator.h"
 #include "store/state_store.h"
 
@@ -25,10 +32,16 @@ inline int PageLimit(int requested) {
   return requested > 0 ? std::min(requested, 1000) : 100;
 }
 
+// Status <-> grpc::Status (the codes are the same numbers).
+grpc::Status ToGrpc(const Status& s);
+Status FromGrpc(const grpc::Status& s);
+
 class ApiService final : public apollo::v1::Orchestrator::Service {
  public:
-  ApiService(store::StateStore& store, Orchestrator& orchestrator, const Clock& clock)
-      : store_(store), orchestrator_(orchestrator), clock_(clock) {}
+  // `access` decides who may call what; it must outlive the service.
+  ApiService(store::StateStore& store, Orchestrator& orchestrator, const Clock& clock,
+             const AccessControl& access)
+      : store_(store), orchestrator_(orchestrator), clock_(clock), access_(access) {}
 
   grpc::Status SubmitTasks(grpc::ServerContext*, const apollo::v1::SubmitTasksRequest* req,
                            apollo::v1::SubmitTasksResponse* resp) override;
@@ -71,16 +84,60 @@ class ApiService final : public apollo::v1::Orchestrator::Service {
   grpc::Status ListAlerts(grpc::ServerContext*, const apollo::v1::ListAlertsRequest* req,
                           apollo::v1::ListAlertsResponse* resp) override;
 
+  // Operator tokens and the audit trail (acl_api.cc).
+  grpc::Status BootstrapAcl(grpc::ServerContext*, const apollo::v1::BootstrapAclRequest* req,
+                            apollo::v1::CreateTokenResponse* resp) override;
+  grpc::Status CreateToken(grpc::ServerContext*, const apollo::v1::CreateTokenRequest* req,
+                           apollo::v1::CreateTokenResponse* resp) override;
+  grpc::Status ListTokens(grpc::ServerContext*, const apollo::v1::ListTokensRequest* req,
+                          apollo::v1::ListTokensResponse* resp) override;
+  grpc::Status RevokeToken(grpc::ServerContext*, const apollo::v1::RevokeTokenRequest* req,
+                           apollo::v1::RevokeTokenResponse* resp) override;
+  grpc::Status ListAudit(grpc::ServerContext*, const apollo::v1::ListAuditRequest* req,
+                         apollo::v1::ListAuditResponse* resp) override;
+
  private:
   grpc::Status LoadTask(const std::string& task_id, apollo::v1::Task* out);
+  // The bodies of the mutating calls, after the access check.
+  grpc::Status Submit(const apollo::v1::SubmitTasksRequest* req,
+                      apollo::v1::SubmitTasksResponse* resp);
+  grpc::Status Cancel(const apollo::v1::CancelTaskRequest* req, apollo::v1::Task* resp);
+  grpc::Status Retry(const apollo::v1::RetryTaskRequest* req, apollo::v1::Task* resp);
+  grpc::Status RunReconcile(const apollo::v1::ReconcileRequest* req,
+                            apollo::v1::ReconcileResponse* resp);
+  grpc::Status Replay(const apollo::v1::ReplayDeadLettersRequest* req,
+                      apollo::v1::ReplayDeadLettersResponse* resp);
+  // Not OK (UNAUTHENTICATED / PERMISSION_DENIED) when the caller of `ctx`
+  // may not do `action`, which needs `needed`. For reads.
+  grpc::Status Allow(const grpc::ServerContextBase& ctx, Role needed,
+                     std::string_view action) const {
+    return ToGrpc(access_.Check(ctx, needed, action).status);
+  }
+  // A mutating call: checks the caller, runs `body` if allowed, and writes
+  // the audit row (`target`: what it acted on) with the outcome either way.
+  // `body` may take the caller (const Caller&).
+  template <typename Body>
+  grpc::Status Audited(const grpc::ServerContextBase& ctx, Role needed, std::string_view action,
+                       const std::string& target, const google::protobuf::Message& request,
+                       Body body) {
+    Decision d = access_.Check(ctx, needed, action);
+    grpc::Status s = ToGrpc(d.status);
+    if (d.status.ok()) {
+      if constexpr (std::is_invocable_v<Body, const Caller&>) {
+        s = body(d.caller);
+      } else {
+        s = body();
+      }
+    }
+    access_.Audit(d.caller, action, target, request, FromGrpc(s));
+    return s;
+  }
 
   store::StateStore& store_;
   Orchestrator& orchestrator_;
   const Clock& clock_;
+  const AccessControl& access_;
   bus::EventBus* bus_ = nullptr;  // optional (SetEventBus)
 };
-
-// Status -> grpc::Status (the codes are the same numbers).
-grpc::Status ToGrpc(const Status& s);
 
 }  // namespace apollo::orchestrator

@@ -74,9 +74,10 @@ Result<std::pair<int64_t, bool>> CountLetters(store::StateStore& store) {
 
 }  // namespace
 
-grpc::Status ApiService::ListDeadLetters(grpc::ServerContext*,
+grpc::Status ApiService::ListDeadLetters(grpc::ServerContext* ctx,
                                          const apollo::v1::ListDeadLettersRequest* req,
                                          apollo::v1::ListDeadLettersResponse* resp) {
+  if (grpc::Status a = Allow(*ctx, Role::kViewer, "dlq.list"); !a.ok()) return a;
   int limit = PageLimit(req->limit());
   // One more than asked tells whether there are more.
   auto letters = store_.ListDeadLetters(std::max<int64_t>(0, req->after_id()), limit + 1);
@@ -88,18 +89,26 @@ grpc::Status ApiService::ListDeadLetters(grpc::ServerContext*,
   return grpc::Status::OK;
 }
 
-grpc::Status ApiService::GetDeadLetter(grpc::ServerContext*,
+grpc::Status ApiService::GetDeadLetter(grpc::ServerContext* ctx,
                                        const apollo::v1::GetDeadLetterRequest* req,
                                        apollo::v1::DeadLetter* resp) {
+  if (grpc::Status a = Allow(*ctx, Role::kViewer, "dlq.show"); !a.ok()) return a;
   auto letter = store_.GetDeadLetter(req->id());
   if (!letter.ok()) return LetterError(letter.status(), req->id());
   FillLetter(*letter, resp);
   return grpc::Status::OK;
 }
 
-grpc::Status ApiService::ReplayDeadLetters(grpc::ServerContext*,
+grpc::Status ApiService::ReplayDeadLetters(grpc::ServerContext* ctx,
                                            const apollo::v1::ReplayDeadLettersRequest* req,
                                            apollo::v1::ReplayDeadLettersResponse* resp) {
+  return Audited(*ctx, Role::kAdmin, "dlq.replay",
+                 req->all() ? std::string("(all)") : std::to_string(req->id()), *req,
+                 [&] { return Replay(req, resp); });
+}
+
+grpc::Status ApiService::Replay(const apollo::v1::ReplayDeadLettersRequest* req,
+                                apollo::v1::ReplayDeadLettersResponse* resp) {
   if (bus_ == nullptr) return NoBus();
   if (req->all()) {
     auto n = bus_->ReplayAllDeadLetters();
@@ -116,18 +125,21 @@ grpc::Status ApiService::ReplayDeadLetters(grpc::ServerContext*,
   return grpc::Status::OK;
 }
 
-grpc::Status ApiService::DropDeadLetter(grpc::ServerContext*,
+grpc::Status ApiService::DropDeadLetter(grpc::ServerContext* ctx,
                                         const apollo::v1::DropDeadLetterRequest* req,
                                         apollo::v1::DropDeadLetterResponse*) {
-  if (bus_ == nullptr) return NoBus();
-  Status s = bus_->DropDeadLetter(req->id());
-  if (!s.ok()) return LetterError(s, req->id());
-  orchestrator_.Kick();
-  return grpc::Status::OK;
+  return Audited(*ctx, Role::kAdmin, "dlq.drop", std::to_string(req->id()), *req, [&] {
+    if (bus_ == nullptr) return NoBus();
+    Status s = bus_->DropDeadLetter(req->id());
+    if (!s.ok()) return LetterError(s, req->id());
+    orchestrator_.Kick();
+    return grpc::Status::OK;
+  });
 }
 
-grpc::Status ApiService::BusStatus(grpc::ServerContext*, const apollo::v1::BusStatusRequest*,
+grpc::Status ApiService::BusStatus(grpc::ServerContext* ctx, const apollo::v1::BusStatusRequest*,
                                    apollo::v1::BusStatusResponse* resp) {
+  if (grpc::Status a = Allow(*ctx, Role::kViewer, "bus.status"); !a.ok()) return a;
   if (bus_ == nullptr) return NoBus();
   resp->set_backend(bus_->Name());
   auto lag = bus_->Lag();

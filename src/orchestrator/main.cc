@@ -120,7 +120,18 @@ int Run(const OrchestratorConfig& config) {
   }
   brain.SetEventBus(bus->get());
   apollo::orchestrator::GatewayService gateway(brain, config.tls.complete());
-  apollo::orchestrator::ApiService api(**store, brain, clock);
+  // Operator tokens and the audit trail (access_control.h).
+  apollo::orchestrator::AccessControl access(
+      **store, clock, runtime.acl,
+      [](const std::string& line) { std::cerr << "orchestrator: " << line << "\n"; });
+  if (access.enabled()) {
+    auto tokens = (*store)->ListTokens();
+    if (tokens.ok() && tokens->empty()) {
+      std::cerr << "orchestrator: operator tokens are required and none exists yet: run "
+                   "apollo-cli acl bootstrap (once) to make the first admin token\n";
+    }
+  }
+  apollo::orchestrator::ApiService api(**store, brain, clock, access);
   api.SetEventBus(bus->get());  // dlq and bus status commands
 
   grpc::ServerBuilder builder;
@@ -152,9 +163,13 @@ int Run(const OrchestratorConfig& config) {
   callbacks.Start();
   alert_notifier.Start();
   retention_runner.Start();
-  std::cerr << "orchestrator " << apollo::kVersion << ": listening on " << config.listen.host
-            << ":" << port << ", store " << config.store << ", bus " << config.bus
-            << (config.tls.complete() ? ", mutual TLS" : ", plaintext (no TLS)") << "\n";
+  std::cerr << "orchestrator " << apollo::kVersion << ": listening on " << config.listen.host << ":"
+            << port << ", store " << config.store << ", bus " << config.bus
+            << (config.tls.complete() ? ", mutual TLS" : ", plaintext (no TLS)")
+            << (access.enabled() ? ", operator tokens required"
+                                 : ", no operator tokens (anyone "
+                                   "reaching the port is an admin)")
+            << "\n";
 
   // Wait for SIGTERM/SIGINT on this thread (blocked everywhere else).
   sigset_t set;
@@ -204,8 +219,11 @@ int main(int argc, char** argv) {
   app.add_option("--tls-key", overrides.tls_key, "the private key of --tls-cert (PEM)");
   app.add_option("--tls-ca", overrides.tls_ca,
                  "CA certificate (PEM) that agents' and operators' certificates must chain to");
+  app.add_flag("--acl", overrides.acl,
+               "require operator tokens (on by default with TLS; config acl.enabled)");
   app.add_flag("--insecure", overrides.insecure,
-               "allow a non-loopback --listen without TLS (anyone reaching the port is trusted)");
+               "allow a non-loopback --listen without TLS and tokens (anyone reaching the port "
+               "is trusted)");
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

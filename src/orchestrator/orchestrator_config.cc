@@ -38,6 +38,7 @@ const std::vector<std::string_view> kFields = {"listen",
                                                "bus_options",
                                                "callbacks",
                                                "tls",
+                                               "acl",
                                                "alerts"};
 const std::vector<std::string_view> kPresetFields = {"max_retries", "initial_interval",
                                                      "max_interval", "backoff", "jitter"};
@@ -187,6 +188,14 @@ bool OrchestratorParser::Value(const Field& f) {
                        {"max_deliver", Int(1, 100, &c.bus_options.max_deliver)}});
   }
   if (k == "tls") return Tls(f);
+  if (k == "acl") {
+    FieldReader enabled = [this](const YAML::Node& n, const std::string& name) {
+      auto b = r_.Bool(n, name);
+      if (b) c_->acl_enabled = *b;
+      return b.has_value();
+    };
+    return Section(f, {{"enabled", enabled}});
+  }
   if (k == "alerts") return Alerts(f);
   FieldReader hosts = [this](const YAML::Node& n, const std::string& name) {
     auto list = r_.StringList(n, name);
@@ -456,6 +465,7 @@ Status ApplyOrchestratorOverrides(OrchestratorConfig& config,
                "config's tls block); missing: " + JoinMissing(c.tls, "--tls-");
   }
   c.insecure = c.insecure || o.insecure;
+  if (o.acl) c.acl_enabled = true;
   if (!problems.empty()) return Status::InvalidArgument(problems);
   config = std::move(c);
   return Status::Ok();
@@ -478,21 +488,36 @@ bool IsLoopbackHost(std::string_view host) {
 
 ExposureVerdict CheckExposure(const OrchestratorConfig& c) {
   ExposureVerdict v;
-  if (IsLoopbackHost(c.listen.host) || c.tls.complete()) return v;
-  const std::string where = c.listen.ToString();
-  if (c.insecure) {
+  if (c.AclEnabled() && !c.tls.complete()) {
     v.warnings.push_back(
-        "WARNING: --insecure: serving " + where +
-        " without TLS. Anyone who can reach this port can act as any node and as an "
-        "operator (submit tasks, cancel them). Use --tls-cert, --tls-key and --tls-ca.");
+        "WARNING: operator tokens are required but TLS is off: tokens travel in plaintext and "
+        "agents are not authenticated (any local process can act as any node)");
+  }
+  if (IsLoopbackHost(c.listen.host) || (c.tls.complete() && c.AclEnabled())) return v;
+  const std::string where = c.listen.ToString();
+  const std::string missing = !c.tls.complete() && !c.AclEnabled() ? "without TLS and tokens"
+                              : !c.tls.complete()                  ? "without TLS"
+                                                                   : "without operator tokens";
+  if (c.insecure) {
+    v.warnings.push_back("WARNING: --insecure: serving " + where + " " + missing +
+                         ". Anyone who can reach this port can act as " +
+                         (c.tls.complete() ? "an operator (submit tasks, cancel them)"
+                                           : "any node and as an operator (submit tasks, "
+                                             "cancel them)") +
+                         ". Use --tls-cert, --tls-key and --tls-ca with operator tokens.");
     return v;
   }
+  std::string fix = c.tls.complete()
+                        ? "Remove 'acl: {enabled: false}' from the config (tokens are on by "
+                          "default with TLS)"
+                        : "Give --tls-cert, --tls-key and --tls-ca (or the config's tls block; "
+                          "make them with apollo-cli tls ca create / tls cert create; operator "
+                          "tokens then come on by default)";
   v.status = Status::FailedPrecondition(
-      "refusing to listen on " + where +
-      " (not a loopback address) without TLS: anyone who can reach it could act as any node "
-      "and as an operator. Give --tls-cert, --tls-key and --tls-ca (or the config's tls block; "
-      "make them with apollo-cli tls ca create / tls cert create), or --insecure to accept "
-      "the risk");
+      "refusing to listen on " + where + " (not a loopback address) " + missing +
+      ": anyone who can reach it could act as " +
+      (c.tls.complete() ? std::string("an operator") : std::string("any node and as an operator")) +
+      ". " + fix + ", or --insecure to accept the risk");
   return v;
 }
 

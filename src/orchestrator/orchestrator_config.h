@@ -16,8 +16,10 @@
 //
 // TLS (`tls:` block, or --tls-cert/--tls-key/--tls-ca): all three paths or
 // none. With TLS the port requires client certificates signed by `tls.ca`
-// (agents and apollo-cli both present one). Without it the orchestrator
-// listens only on a loopback address unless --insecure (CheckExposure).
+// (agents and apollo-cli both present one), and operator calls need a token
+// (`acl:` block; on by default with TLS, see access_control.h). Without both
+// the orchestrator listens only on a loopback address unless --insecure
+// (CheckExposure).
 //
 // Thread-safety: values and pure functions; LoadOrchestratorConfig reads a
 // file.
@@ -152,8 +154,12 @@ struct OrchestratorConfig {
   // Mutual TLS: cert, key, ca (paths). Off when empty.
   tls::TlsPaths tls;
   // --insecure only (never from the file): serve a non-loopback address
-  // without TLS, with a loud warning.
+  // without TLS or without tokens, with a loud warning.
   bool insecure = false;
+  // Operator tokens (`acl.enabled`, or --acl): unset means on exactly when
+  // TLS is on.
+  std::optional<bool> acl_enabled;
+  bool AclEnabled() const { return acl_enabled.value_or(tls.complete()); }
 
   friend bool operator==(const OrchestratorConfig&, const OrchestratorConfig&) = default;
 };
@@ -184,6 +190,7 @@ struct OrchestratorOverrides {
   std::optional<std::string> tls_key;   // --tls-key PATH
   std::optional<std::string> tls_ca;    // --tls-ca PATH
   bool insecure = false;                // --insecure
+  bool acl = false;                     // --acl: operator tokens required
 };
 
 // Applies the overrides after checking them. InvalidArgument naming the flag
@@ -194,7 +201,7 @@ Status ApplyOrchestratorOverrides(OrchestratorConfig& config,
 
 // Whether `config` may serve on its listen address, and what to warn about.
 // Refused (FailedPrecondition, one line naming the flags): a non-loopback
-// address without TLS, unless config.insecure. This is the one place that
+// address without TLS and operator tokens both, unless config.insecure. This is the one place that
 // decides what a reachable port needs; further rules (e.g. tokens) go here.
 struct ExposureVerdict {
   Status status;                      // not OK: do not start

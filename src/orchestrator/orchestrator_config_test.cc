@@ -280,9 +280,43 @@ TEST(OrchestratorConfigTest, NonLoopbackNeedsTlsOrInsecure) {
 
   c.insecure = false;
   c.tls = {"/s.pem", "/k.pem", "/ca.pem"};
+  EXPECT_TRUE(c.AclEnabled());  // tokens come on with TLS
   ExposureVerdict secured = CheckExposure(c);
   EXPECT_TRUE(secured.status.ok());
   EXPECT_TRUE(secured.warnings.empty());
+
+  // TLS with tokens turned off: still refused off loopback.
+  c.acl_enabled = false;
+  ExposureVerdict no_tokens = CheckExposure(c);
+  EXPECT_EQ(no_tokens.status.code(), StatusCode::kFailedPrecondition);
+  EXPECT_NE(no_tokens.status.message().find("without operator tokens"), std::string::npos)
+      << no_tokens.status.message();
+  EXPECT_NE(no_tokens.status.message().find("acl"), std::string::npos);
+
+  // Tokens without TLS on loopback: allowed, with a warning that they travel
+  // in plaintext.
+  OrchestratorConfig local_acl;
+  OrchestratorOverrides acl;
+  acl.acl = true;
+  ASSERT_TRUE(ApplyOrchestratorOverrides(local_acl, acl).ok());
+  EXPECT_TRUE(local_acl.AclEnabled());
+  ExposureVerdict plain_tokens = CheckExposure(local_acl);
+  EXPECT_TRUE(plain_tokens.status.ok());
+  ASSERT_EQ(plain_tokens.warnings.size(), 1u);
+  EXPECT_NE(plain_tokens.warnings[0].find("plaintext"), std::string::npos);
+}
+
+TEST(OrchestratorConfigTest, AclBlock) {
+  auto p = ParseOrchestratorConfig("acl:\n  enabled: false\n", "o.yaml");
+  ASSERT_TRUE(p.ok());
+  p.config.tls = {"/s.pem", "/k.pem", "/ca.pem"};
+  EXPECT_FALSE(p.config.AclEnabled());  // the file wins over the TLS default
+  p = ParseOrchestratorConfig("acl:\n  enabled: maybe\n", "o.yaml");
+  ASSERT_EQ(p.errors.size(), 1u);
+  EXPECT_EQ(p.errors[0].line, 2);
+  p = ParseOrchestratorConfig("acl:\n  enable: true\n", "o.yaml");
+  ASSERT_EQ(p.errors.size(), 1u);
+  EXPECT_NE(p.errors[0].message.find("enabled"), std::string::npos) << p.errors[0].message;
 }
 
 // config/orchestrator.yaml shows every key at its default.

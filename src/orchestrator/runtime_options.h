@@ -26,6 +26,7 @@ struct RuntimeOptions {
   std::string bus_url;
   tls::TlsPaths tls;
   bool insecure = false;
+  bool acl = false;                  // operator tokens required (access_control.h)
   OrchestratorOptions orchestrator;  // `alert` left empty: main wires it
   store::StoreOptions store;
   bus::BusOptions bus;  // `on_alert` left empty: main wires it

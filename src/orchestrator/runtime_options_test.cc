@@ -65,6 +65,7 @@ const std::map<std::string, std::string>& Alternatives() {
       {"tls.cert", "tls: {cert: /c.pem, key: /k.pem, ca: /ca.pem}"},
       {"tls.key", "tls: {cert: /c.pem, key: /k2.pem, ca: /ca.pem}"},
       {"tls.ca", "tls: {cert: /c.pem, key: /k.pem, ca: /ca2.pem}"},
+      {"acl.enabled", "acl: {enabled: true}"},
       {"alerts.webhook_url", "alerts: {webhook_url: 'http://127.0.0.1:1/hook'}"},
       {"alerts.headers", "alerts: {headers: {Authorization: Bearer x}}"},
       {"alerts.timeout", "alerts: {timeout: 1}"},

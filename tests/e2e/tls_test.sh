@@ -4,7 +4,10 @@
 # holding worker-1's certificate that says Hello as worker-2 is refused
 # before it can touch worker-2 (alert impersonation_refused; worker-2's
 # session, row and event sequence unchanged, its task completes); correct
-# agents and CLI work end to end. Also: a non-loopback --listen without TLS
+# agents and CLI work end to end. Operator tokens (on by default with TLS):
+# no token is UNAUTHENTICATED, a viewer reads but cannot submit, an operator
+# submits and cancels, a revoked token is refused, and the audit trail
+# lists who did what, in order. Also: a non-loopback --listen without TLS
 # refuses to start unless --insecure.
 source "$(dirname "$0")/lib.sh" "$1"
 cd "$(dirname "$0")/../.."
@@ -52,8 +55,17 @@ check_pass "non-loopback --listen: refused without TLS, a loud warning with --in
 # certificate from the environment.
 export APOLLO_TLS_CA="$PKI/ca.pem" APOLLO_TLS_CERT="$PKI/operator.pem" APOLLO_TLS_KEY="$PKI/operator-key.pem"
 start_orchestrator --tls-cert "$PKI/server.pem" --tls-key "$PKI/server-key.pem" --tls-ca "$PKI/ca.pem"
-grep -q "listening on 127.0.0.1:$ORCH_PORT, .*mutual TLS" "$E2E_DIR/orchestrator.log" ||
-  die "orchestrator not on mutual TLS: $(tail -n 3 "$E2E_DIR/orchestrator.log")"
+grep -q "listening on 127.0.0.1:$ORCH_PORT, .*mutual TLS, operator tokens required" "$E2E_DIR/orchestrator.log" ||
+  die "orchestrator not on mutual TLS with tokens: $(tail -n 3 "$E2E_DIR/orchestrator.log")"
+grep -q "none exists yet: run apollo-cli acl bootstrap" "$E2E_DIR/orchestrator.log" ||
+  fail "no bootstrap hint in the orchestrator's log"
+# The first admin token; every cli call below carries it ($APOLLO_TOKEN).
+cli -o json acl bootstrap >"$E2E_DIR/admin.json" || die "acl bootstrap: $(cat "$E2E_DIR/admin.json")"
+APOLLO_TOKEN=$(jq -r .token "$E2E_DIR/admin.json")
+export APOLLO_TOKEN
+[[ "$APOLLO_TOKEN" =~ ^apollo-[0-9a-f]{48}$ ]] || fail "admin token shape: $APOLLO_TOKEN"
+if cli acl bootstrap >/dev/null 2>"$E2E_DIR/err"; then fail "a second bootstrap made a token"; fi
+grep -q "bootstrap works once" "$E2E_DIR/err" || fail "second bootstrap: $(cat "$E2E_DIR/err")"
 # tls_agent LOG_NAME NODE_ID CERT [extra args]: an agent with CERT's files.
 tls_agent() {
   local log=$1 node=$2 cert=$3; shift 3
@@ -139,5 +151,66 @@ env -u APOLLO_TLS_CA -u APOLLO_TLS_CERT -u APOLLO_TLS_KEY "$BIN/apollo-cli" --se
 grep -q "created, 2 nodes: worker-1, worker-2" "$E2E_DIR/out" || fail "submit output: $(cat "$E2E_DIR/out")"
 wait_until 30 "tls-both SUCCEEDED" task_status_is tls-both SUCCEEDED
 check_pass "agents and CLI with their certificates: submit -> SUCCEEDED on both workers"
+
+# 6. Operator tokens and roles.
+no_token_cli() { env -u APOLLO_TOKEN "$BIN/apollo-cli" --server "127.0.0.1:$ORCH_PORT" "$@"; }
+if no_token_cli node list >/dev/null 2>"$E2E_DIR/err"; then fail "a call without a token was answered"; fi
+[ "$(wc -l <"$E2E_DIR/err")" = 1 ] || fail "no token: want one line: $(cat "$E2E_DIR/err")"
+grep -q "no token: this orchestrator requires an operator token .*pass --token or set APOLLO_TOKEN" \
+  "$E2E_DIR/err" || fail "no-token message: $(cat "$E2E_DIR/err")"
+if no_token_cli --token apollo-0000 task list >/dev/null 2>"$E2E_DIR/err"; then fail "a made-up token was accepted"; fi
+grep -q "the token is not known to this orchestrator" "$E2E_DIR/err" || fail "bad token: $(cat "$E2E_DIR/err")"
+VIEWER=$(cli -o json token create --name vera --role viewer | jq -r .token)
+OPERATOR=$(cli -o json token create --name otto --role operator | jq -r .token)
+[ -n "$VIEWER" ] && [ -n "$OPERATOR" ] || die "token create failed"
+cli token list | grep -q "^otto .*operator .*active" || fail "token list: $(cli token list)"
+cli -o json token list | jq -e '[.tokens[] | has("token")] | any | not' >/dev/null ||
+  fail "token list shows a token"
+APOLLO_TOKEN=$VIEWER cli task status --task-id tls-both >/dev/null || fail "the viewer cannot read"
+write_task "$E2E_DIR/acl.yaml" acl-op sleep "{type: nodes, nodes: [worker-1]}" "{seconds: 30}"
+if APOLLO_TOKEN=$VIEWER cli task submit --file "$E2E_DIR/acl.yaml" >/dev/null 2>"$E2E_DIR/err"; then
+  fail "the viewer submitted a task"
+fi
+grep -q "token 'vera' has role viewer; task.submit needs operator" "$E2E_DIR/err" ||
+  fail "viewer submit: $(cat "$E2E_DIR/err")"
+cli -o json task status --task-id acl-op >/dev/null 2>&1 && fail "the viewer's refused submit stored acl-op"
+if APOLLO_TOKEN=$VIEWER cli token create --name x --role admin >/dev/null 2>"$E2E_DIR/err"; then
+  fail "the viewer made a token"
+fi
+APOLLO_TOKEN=$OPERATOR cli task submit --file "$E2E_DIR/acl.yaml" >/dev/null || fail "the operator cannot submit"
+wait_until 20 "acl-op RUNNING" node_status_is acl-op worker-1 RUNNING
+APOLLO_TOKEN=$OPERATOR cli task cancel --task-id acl-op --reason "acl test" >/dev/null ||
+  fail "the operator cannot cancel"
+if APOLLO_TOKEN=$OPERATOR cli token list >/dev/null 2>"$E2E_DIR/err"; then fail "the operator listed tokens"; fi
+grep -q "token 'otto' has role operator; token.list needs admin" "$E2E_DIR/err" ||
+  fail "operator token list: $(cat "$E2E_DIR/err")"
+cli token revoke --name otto >/dev/null || fail "token revoke"
+if APOLLO_TOKEN=$OPERATOR cli task list >/dev/null 2>"$E2E_DIR/err"; then fail "a revoked token was accepted"; fi
+grep -q "token 'otto' was revoked at" "$E2E_DIR/err" || fail "revoked: $(cat "$E2E_DIR/err")"
+check_pass "tokens: none/unknown UNAUTHENTICATED, viewer reads but cannot submit, operator submits and cancels, revoked refused"
+
+# 7. The audit trail: who did what, in order.
+cli -o json audit list --limit 1000 >"$E2E_DIR/audit.json" || die "audit list"
+trail=$(jq -r '.entries[] | select(.action != "token.create") | "\(.who // "-") \(.action) \(if .target == "" then "-" else .target end) \(.outcome | split(":")[0])"' "$E2E_DIR/audit.json")
+want="admin acl.bootstrap admin ok
+- acl.bootstrap admin FAILED_PRECONDITION
+admin task.submit tls-long ok
+admin task.submit tls-after ok
+admin task.submit tls-both ok
+vera task.submit - PERMISSION_DENIED
+otto task.submit acl-op ok
+otto task.cancel acl-op ok
+admin token.revoke otto ok"
+[ "$trail" = "$want" ] || fail "audit trail:
+$trail
+want:
+$want"
+jq -e '[.entries[] | .peer | startswith("ipv4:127.0.0.1:")] | all' "$E2E_DIR/audit.json" >/dev/null ||
+  fail "audit rows without the caller's address"
+jq -e '[.entries[] | .args_digest | test("^[0-9a-f]{64}$")] | all' "$E2E_DIR/audit.json" >/dev/null ||
+  fail "audit rows without a request digest"
+cli audit list --who otto | grep -q "task.cancel" || fail "audit list --who otto"
+[ "$(cli -o json audit list --who otto | jq '.entries | length')" = 2 ] || fail "audit list --who filters"
+check_pass "audit list: bootstrap, submits, the refused viewer, the operator's submit and cancel, the revoke, in order"
 
 finish

@@ -41,6 +41,11 @@ class FakeOrchestrator final : public v1::Orchestrator::Service {
   // Alerts: the canned answer, and the last request.
   v1::ListAlertsResponse alerts;                    // GUARDED_BY(mu)
   v1::ListAlertsRequest last_alert_list;            // GUARDED_BY(mu)
+  std::string last_authorization;                   // of the last ListNodes; GUARDED_BY(mu)
+  // Tokens and the audit trail: canned answers, and the last requests.
+  v1::CreateTokenRequest last_token_create;  // GUARDED_BY(mu)
+  v1::ListAuditRequest last_audit_list;      // GUARDED_BY(mu)
+  v1::ListAuditResponse audit;               // GUARDED_BY(mu)
 
   grpc::Status SubmitTasks(grpc::ServerContext*, const v1::SubmitTasksRequest* req,
                            v1::SubmitTasksResponse* resp) override {
@@ -84,9 +89,13 @@ class FakeOrchestrator final : public v1::Orchestrator::Service {
     }
     return Find(req->task_id(), resp);
   }
-  grpc::Status ListNodes(grpc::ServerContext*, const v1::ListNodesRequest*,
+  grpc::Status ListNodes(grpc::ServerContext* ctx, const v1::ListNodesRequest*,
                          v1::ListNodesResponse* resp) override {
     std::lock_guard lock(mu);
+    auto auth = ctx->client_metadata().find("authorization");
+    last_authorization = auth == ctx->client_metadata().end()
+                             ? std::string()
+                             : std::string(auth->second.data(), auth->second.size());
     *resp = nodes;
     return grpc::Status::OK;
   }
@@ -123,6 +132,26 @@ class FakeOrchestrator final : public v1::Orchestrator::Service {
     return grpc::Status::OK;
   }
 
+  grpc::Status CreateToken(grpc::ServerContext*, const v1::CreateTokenRequest* req,
+                           v1::CreateTokenResponse* resp) override {
+    std::lock_guard lock(mu);
+    last_token_create = *req;
+    if (req->name() == "taken") {
+      return {grpc::StatusCode::ALREADY_EXISTS, "a token named taken exists"};
+    }
+    resp->set_name(req->name());
+    resp->set_role(req->role());
+    resp->set_token("apollo-0123456789abcdef0123456789abcdef0123456789abcdef");
+    if (req->ttl_s() > 0) resp->set_expires_at_us(1'712'345'678'000'000 + req->ttl_s() * 1'000'000);
+    return grpc::Status::OK;
+  }
+  grpc::Status ListAudit(grpc::ServerContext*, const v1::ListAuditRequest* req,
+                         v1::ListAuditResponse* resp) override {
+    std::lock_guard lock(mu);
+    last_audit_list = *req;
+    *resp = audit;
+    return grpc::Status::OK;
+  }
   grpc::Status ListAlerts(grpc::ServerContext*, const v1::ListAlertsRequest* req,
                           v1::ListAlertsResponse* resp) override {
     std::lock_guard lock(mu);
