@@ -1,8 +1,12 @@
 #!/usr/bin/env bash
-# `make demo`: the whole system on this machine. Starts an orchestrator on
-# SQLite and two edge agents (role=worker), submits the seed's task file,
-# waits for it on both nodes, shows the collected metrics, then runs a small
-# DAG, and stops everything it started. Exits 0 only if all of it worked.
+# `make demo`: the whole system on this machine, secured as a real fleet
+# would be. Makes a CA and certificates (orchestrator, two nodes, an
+# operator) under var/demo/pki, starts an orchestrator on SQLite with mutual
+# TLS and operator tokens, and two edge agents (role=worker) with their node
+# certificates; bootstraps the first admin token, makes an operator token,
+# submits the seed's task file with it, waits for it on both nodes, shows the
+# collected metrics, runs a small DAG, shows the audit trail, and stops
+# everything it started. Exits 0 only if all of it worked.
 # State lives in ./var/demo (wiped at start). Port: APOLLO_DEMO_PORT (7011).
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -40,14 +44,49 @@ mkdir -p "$DIR"
 printf '%s\n' 'enabled_intents: [collect_metrics, ensure_file, exec, noop, sleep]' \
   'ensure_file: {allowed_dirs: [/tmp]}' >"$DIR/agent.yaml"
 
-say "starting the orchestrator (SQLite at $DIR/apollo.db) and two edge agents"
-bin/orchestrator --listen "127.0.0.1:$PORT" --store "sqlite://$DIR/apollo.db" >"$DIR/orchestrator.log" 2>&1 &
+PKI=$DIR/pki
+say "the fleet's certificates in $PKI: a CA, the orchestrator, worker-1, worker-2, an operator"
+bin/apollo-cli tls ca create --dir "$PKI" >/dev/null || die "tls ca create failed"
+bin/apollo-cli tls cert create --dir "$PKI" --server >/dev/null || die "server certificate"
+for n in 1 2; do
+  bin/apollo-cli tls cert create --dir "$PKI" --node "worker-$n" >/dev/null || die "node certificate"
+done
+bin/apollo-cli tls cert create --dir "$PKI" --client --name operator >/dev/null || die "operator certificate"
+ls "$PKI"
+# apollo-cli reads its TLS files (and, below, its token) from the environment.
+export APOLLO_TLS_CA=$PKI/ca.pem APOLLO_TLS_CERT=$PKI/operator.pem APOLLO_TLS_KEY=$PKI/operator-key.pem
+
+say "starting the orchestrator (mutual TLS, operator tokens, SQLite at $DIR/apollo.db) and two edge agents"
+bin/orchestrator --listen "127.0.0.1:$PORT" --store "sqlite://$DIR/apollo.db" \
+  --tls-cert "$PKI/server.pem" --tls-key "$PKI/server-key.pem" --tls-ca "$PKI/ca.pem" \
+  >"$DIR/orchestrator.log" 2>&1 &
 PIDS+=($!)
+for _ in $(seq 1 100); do
+  grep -q "listening on" "$DIR/orchestrator.log" && break
+  sleep 0.1
+done
 for n in 1 2; do
   bin/edge-agent --config "$DIR/agent.yaml" --node-id "worker-$n" --label role=worker \
-    --orchestrator "127.0.0.1:$PORT" --state-dir "$DIR/worker-$n" >"$DIR/worker-$n.log" 2>&1 &
+    --orchestrator "127.0.0.1:$PORT" --state-dir "$DIR/worker-$n" \
+    --tls-cert "$PKI/worker-$n.pem" --tls-key "$PKI/worker-$n-key.pem" --tls-ca "$PKI/ca.pem" \
+    >"$DIR/worker-$n.log" 2>&1 &
   PIDS+=($!)
 done
+
+say "apollo-cli acl bootstrap   (the first admin token; works once)"
+(umask 077; "${CLI[@]}" -o json acl bootstrap >"$DIR/admin-token.json") || die "acl bootstrap failed"
+APOLLO_TOKEN=$(jq -r .token "$DIR/admin-token.json")
+export APOLLO_TOKEN
+chmod 600 "$DIR/admin-token.json"
+echo "admin token kept in $DIR/admin-token.json (mode 600); the CLI below uses it via \$APOLLO_TOKEN"
+say "apollo-cli token create --name demo-operator --role operator"
+OPERATOR_TOKEN=$("${CLI[@]}" -o json token create --name demo-operator --role operator | jq -r .token)
+[ -n "$OPERATOR_TOKEN" ] || die "token create failed"
+"${CLI[@]}" token list
+if env -u APOLLO_TOKEN "${CLI[@]}" task list >/dev/null 2>"$DIR/no-token.err"; then
+  die "a call without a token was answered"
+fi
+echo "without a token: $(cat "$DIR/no-token.err")"
 connected() {
   [ "$("${CLI[@]}" -o json node list 2>/dev/null | jq '[.nodes[] | select(.connected)] | length')" = 2 ]
 }
@@ -55,8 +94,9 @@ for _ in $(seq 1 100); do connected && break; sleep 0.2; done
 connected || die "the agents did not connect within 20 s"
 "${CLI[@]}" node list
 
-say "apollo-cli task submit --file examples/collect_metrics.yaml   (the seed's file)"
-"${CLI[@]}" task submit --file examples/collect_metrics.yaml || die "submit failed"
+say "apollo-cli task submit --file examples/collect_metrics.yaml   (the seed's file, as demo-operator)"
+APOLLO_TOKEN=$OPERATOR_TOKEN "${CLI[@]}" task submit --file examples/collect_metrics.yaml ||
+  die "submit failed"
 timeout 60 "${CLI[@]}" task watch --task-id collect-metrics-1712345678-b7e2 >/dev/null \
   || die "collect-metrics did not succeed"
 say "apollo-cli task status --task-id collect-metrics-1712345678-b7e2"
@@ -69,11 +109,15 @@ say "the metrics each worker collected"
          uptime_s: .result.uptime_s}' || die "no metrics"
 
 say "a DAG: ensure_file on every worker, then an exec check that depends on it"
-"${CLI[@]}" task submit --file examples/deploy_dag.yaml || die "DAG submit failed"
+APOLLO_TOKEN=$OPERATOR_TOKEN "${CLI[@]}" task submit --file examples/deploy_dag.yaml ||
+  die "DAG submit failed"
 timeout 60 "${CLI[@]}" task watch --task-id demo-check-config >/dev/null || die "the DAG did not succeed"
 "${CLI[@]}" task status --task-id demo-write-config
 "${CLI[@]}" task status --task-id demo-check-config
 say "the history of the check, with the cause of every step"
 "${CLI[@]}" task events --task-id demo-check-config
 
-say "demo: ok (logs and state in $DIR)"
+say "apollo-cli audit list   (who did what)"
+"${CLI[@]}" audit list || die "audit list failed"
+
+say "demo: ok (logs and state in $DIR; certificates in $PKI)"
