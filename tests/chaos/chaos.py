@@ -136,6 +136,9 @@ class Cluster:
         self.args = args
         self.work = work
         self.bin = args.bin
+        # The center may come from elsewhere (the shipped bin/ beside the
+        # test build's agents: tests/CMakeLists.txt chaos_shipped_*).
+        self.orch_bin = args.orchestrator_bin or (args.bin + "/orchestrator")
         self.env = dict(os.environ)
         for kv in args.env:
             k, _, v = kv.partition("=")
@@ -229,7 +232,7 @@ class Cluster:
         logf = open(os.path.join(self.work, "orchestrator.log"), "a")
         listen = f"127.0.0.1:{self.orch_port or 0}"
         self.orch = subprocess.Popen(
-            [self.bin + "/orchestrator", "--listen", listen, "--store", self.store_url,
+            [self.orch_bin, "--listen", listen, "--store", self.store_url,
              "--bus", self.bus_url, "--config", os.path.join(self.work, "orchestrator.yaml")],
             stdout=logf, stderr=logf, env=self.env)
         logf.close()
@@ -275,7 +278,7 @@ class Cluster:
         self.orch_spawned_at = time.time()
         logf = open(os.path.join(self.work, "orchestrator.log"), "a")
         self.orch = subprocess.Popen(
-            [self.bin + "/orchestrator", "--listen", f"127.0.0.1:{self.orch_port}", "--store",
+            [self.orch_bin, "--listen", f"127.0.0.1:{self.orch_port}", "--store",
              self.store_url, "--bus", self.bus_url, "--config",
              os.path.join(self.work, "orchestrator.yaml")],
             stdout=logf, stderr=logf, env=self.env)
@@ -889,6 +892,8 @@ def drive(c, schedule, seed, args, work):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--bin", required=True, help="dir with orchestrator, edge-agent, apollo-cli")
+    ap.add_argument("--orchestrator-bin",
+                    help="the orchestrator binary (default: --bin's); agents still come from --bin")
     ap.add_argument("--seed", type=int)
     ap.add_argument("--duration", type=float, default=120)
     ap.add_argument("--agents", type=int, default=20)
