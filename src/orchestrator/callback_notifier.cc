@@ -1,5 +1,7 @@
 #include "orchestrator/callback_notifier.h"
 
+#include <algorithm>
+#include <cctype>
 #include <nlohmann/json.hpp>
 
 #include "orchestrator/callback_target.h"
@@ -17,6 +19,18 @@ bool Settled(const store::TaskRow& t) {
   return true;
 }
 
+// The queue key of a URL: its authority (host:port as written), lowercase.
+std::string HostOf(const std::string& url) {
+  size_t start = url.find("://");
+  start = start == std::string::npos ? 0 : start + 3;
+  size_t end = url.find_first_of("/?#", start);
+  std::string host = url.substr(start, end == std::string::npos ? std::string::npos : end - start);
+  size_t at = host.rfind('@');
+  if (at != std::string::npos) host = host.substr(at + 1);
+  for (char& c : host) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return host;
+}
+
 }  // namespace
 
 CallbackNotifier::CallbackNotifier(CallbackOptions options, store::StateStore& store,
@@ -25,22 +39,30 @@ CallbackNotifier::CallbackNotifier(CallbackOptions options, store::StateStore& s
 
 CallbackNotifier::~CallbackNotifier() { Stop(); }
 
-void CallbackNotifier::Start() { thread_ = std::thread([this] { Loop(); }); }
+void CallbackNotifier::Start() {
+  scheduler_ = std::thread([this] { Schedule(); });
+  for (int i = 0; i < std::max(1, options_.workers); ++i) {
+    workers_.emplace_back([this] { Work(); });
+  }
+}
 
 void CallbackNotifier::Stop() {
   {
     std::lock_guard<std::mutex> lock(mu_);
     stop_ = true;
   }
-  cv_.notify_all();
-  if (thread_.joinable()) thread_.join();
+  due_cv_.notify_all();
+  ready_cv_.notify_all();
+  if (scheduler_.joinable()) scheduler_.join();
+  for (std::thread& t : workers_) t.join();
+  workers_.clear();
 }
 
 void CallbackNotifier::TaskMayHaveSettled(const std::string& task_id) {
   std::lock_guard<std::mutex> lock(mu_);
   if (handled_.count(task_id)) return;
-  due_.emplace(clock_.Now(), Job{task_id, 0});
-  cv_.notify_one();
+  ready_.push_back(Job{task_id, 0});
+  ready_cv_.notify_one();
 }
 
 std::string CallbackNotifier::Summary(const store::TaskRow& t) {
@@ -63,20 +85,33 @@ std::string CallbackNotifier::Summary(const store::TaskRow& t) {
       .dump();
 }
 
-void CallbackNotifier::Loop() {
+void CallbackNotifier::Schedule() {
   std::unique_lock<std::mutex> lock(mu_);
   while (!stop_) {
     if (due_.empty()) {
-      cv_.wait(lock);
+      due_cv_.wait(lock);
       continue;
     }
     auto first = due_.begin();
     if (first->first > clock_.Now()) {
-      cv_.wait_for(lock, std::chrono::milliseconds(200));
+      due_cv_.wait_for(lock, std::chrono::milliseconds(200));
       continue;
     }
-    Job job = first->second;
+    ready_.push_back(std::move(first->second));
     due_.erase(first);
+    ready_cv_.notify_one();
+  }
+}
+
+void CallbackNotifier::Work() {
+  std::unique_lock<std::mutex> lock(mu_);
+  while (!stop_) {
+    if (ready_.empty()) {
+      ready_cv_.wait(lock);
+      continue;
+    }
+    Job job = std::move(ready_.front());
+    ready_.pop_front();
     lock.unlock();
     Run(std::move(job));
     lock.lock();
@@ -86,34 +121,57 @@ void CallbackNotifier::Loop() {
 void CallbackNotifier::Run(Job job) {
   auto task = store_.GetTask(job.task_id);
   if (!task.ok() || task->spec.callback_url.empty() || !Settled(*task)) return;
+  const std::string host = HostOf(task->spec.callback_url);
   {
     std::lock_guard<std::mutex> lock(mu_);
-    if (job.attempt == 0 && !handled_.insert(job.task_id).second) return;
+    if (!job.claimed) {
+      if (job.attempt == 0 && !handled_.insert(job.task_id).second) return;
+      job.claimed = true;
+    }
+    if (in_flight_[host] >= std::max(1, options_.per_host)) {
+      waiting_[host].push_back(std::move(job));  // its turn comes when a POST ends
+      return;
+    }
+    ++in_flight_[host];
   }
-  const std::string& url = task->spec.callback_url;
+  Deliver(std::move(job), *task);
+  std::lock_guard<std::mutex> lock(mu_);
+  if (--in_flight_[host] == 0) in_flight_.erase(host);
+  auto w = waiting_.find(host);
+  if (w != waiting_.end()) {
+    ready_.push_front(std::move(w->second.front()));
+    w->second.pop_front();
+    if (w->second.empty()) waiting_.erase(w);
+    ready_cv_.notify_one();
+  }
+}
+
+void CallbackNotifier::Deliver(Job job, const store::TaskRow& task) {
+  const std::string& url = task.spec.callback_url;
   Result<CallbackTarget> target = CheckCallbackTarget(url, options_.allowed_hosts);
   if (!target.ok() && target.status().code() != StatusCode::kUnavailable) {
     // Internal or malformed: never sent, never retried.
-    Record(*task, "callback to " + url + " refused: " + target.status().message());
+    Record(task, "callback to " + url + " refused: " + target.status().message());
     return;
   }
-  Status s = target.ok() ? poster_.Post(url, Summary(*task), options_.timeout, {}, target->pin)
+  Status s = target.ok() ? poster_.Post(url, Summary(task), options_.timeout, {}, target->pin)
                          : target.status();
   ++job.attempt;
   if (s.ok()) {
-    Record(*task, "callback POST to " + url + " answered 2xx after " +
-                      std::to_string(job.attempt) + " attempt(s)");
+    Record(task, "callback POST to " + url + " answered 2xx after " + std::to_string(job.attempt) +
+                     " attempt(s)");
     return;
   }
   bool retry = s.code() == StatusCode::kUnavailable && job.attempt < options_.max_attempts;
   if (!retry) {
-    Record(*task, "callback POST to " + url + " gave up after " + std::to_string(job.attempt) +
-                      " attempt(s): " + (target.ok() ? FailureClass(s) : "name does not resolve"));
+    Record(task, "callback POST to " + url + " gave up after " + std::to_string(job.attempt) +
+                     " attempt(s): " + (target.ok() ? FailureClass(s) : "name does not resolve"));
     return;
   }
   Duration delay = options_.initial_backoff * (1 << std::min(job.attempt - 1, 10));
   std::lock_guard<std::mutex> lock(mu_);
   due_.emplace(clock_.Now() + delay, job);
+  due_cv_.notify_one();
 }
 
 void CallbackNotifier::Record(const store::TaskRow& task, const std::string& detail) {

@@ -9,14 +9,22 @@
 // Delivery is at least once: a restart of the orchestrator between the POST
 // and its history row can repeat it, so receivers should key on task_id.
 //
+// One slow endpoint cannot stall the others: `workers` threads POST at
+// once, at most `per_host` of them to one host (host:port of the URL); the
+// other callbacks for a busy host wait in that host's queue, in order,
+// while other hosts' callbacks go ahead. A scheduler thread releases
+// retries when their backoff is over.
+//
 // Thread-safety: TaskMayHaveSettled may be called from any thread.
 
 #include <condition_variable>
+#include <deque>
 #include <map>
 #include <mutex>
 #include <set>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "core/clock.h"
 #include "core/status.h"
@@ -31,6 +39,8 @@ struct CallbackOptions {
   // Hosts a callback may reach although they are internal (callback_target.h).
   std::vector<std::string> allowed_hosts;
   Duration initial_backoff = std::chrono::seconds(1);
+  int workers = 8;   // POSTs in flight at once, in all
+  int per_host = 2;  // of which to one host
 };
 
 class CallbackNotifier {
@@ -52,9 +62,15 @@ class CallbackNotifier {
   struct Job {
     std::string task_id;
     int attempt = 0;  // attempts made so far
+    bool claimed = false;  // in handled_ by this job
   };
-  void Loop();
+  // Moves retries whose backoff is over to ready_.
+  void Schedule();
+  // Takes jobs from ready_ and runs them.
+  void Work();
   void Run(Job job);
+  // POSTs (attempt job.attempt + 1) and records or reschedules.
+  void Deliver(Job job, const store::TaskRow& task);
   void Record(const store::TaskRow& task, const std::string& detail);
 
   const CallbackOptions options_;
@@ -63,11 +79,16 @@ class CallbackNotifier {
   const Clock& clock_;
 
   std::mutex mu_;
-  std::condition_variable cv_;
-  std::multimap<TimePoint, Job> due_;  // guarded by mu_
+  std::condition_variable due_cv_;                  // due_ changed, or stop_
+  std::condition_variable ready_cv_;                // ready_ changed, or stop_
+  std::multimap<TimePoint, Job> due_;               // guarded by mu_: retries, by time
+  std::deque<Job> ready_;                           // guarded by mu_: to run now
+  std::map<std::string, int> in_flight_;            // guarded by mu_: POSTs per host
+  std::map<std::string, std::deque<Job>> waiting_;  // guarded by mu_: per busy host
   std::set<std::string> handled_;      // guarded by mu_: queued or done this run
   bool stop_ = false;                  // guarded by mu_
-  std::thread thread_;
+  std::thread scheduler_;
+  std::vector<std::thread> workers_;
 };
 
 }  // namespace apollo::orchestrator
