@@ -66,6 +66,10 @@ Writer::Batch Writer::TakeBatch() {
   Batch batch;
   std::unique_lock<std::mutex> lock(mu_);
   cv_.wait(lock, [this] { return stopping_ || !queue_.empty(); });
+  if (last_ops_ > 1 && queue_.size() < last_ops_) {  // the group is coming back
+    auto linger = std::min<std::chrono::steady_clock::duration>(last_run_ / 4, kMaxLinger);
+    cv_.wait_for(lock, linger, [this] { return stopping_ || queue_.size() >= last_ops_; });
+  }
   int weight = 0;
   // A single op heavier than the cap still goes, alone: a caller's batch is
   // never split across transactions.
@@ -82,7 +86,10 @@ void Writer::Loop() {
     Batch batch = TakeBatch();
     if (batch.empty()) return;  // stopping and drained
     StoreStats delta;
+    const auto start = std::chrono::steady_clock::now();
     Status st = RunWithRetries(batch, delta);
+    last_run_ = std::chrono::steady_clock::now() - start;
+    last_ops_ = batch.size();
     if (st.ok()) {
       std::lock_guard<std::mutex> lock(mu_);
       AddStats(stats_, delta);

@@ -8,7 +8,14 @@
 // savepoint when there are several (one failing unit rolls back alone), then
 // commits. Ops that arrive while a commit is syncing wait for the next
 // transaction, so at low load latency is one commit and at high load many
-// callers share one. An op's result is delivered only after its transaction
+// callers share one. Keeping them together: the callers of a transaction
+// send their next ops right after it commits, a little after the writer is
+// free again; a writer that started at once would commit the first alone
+// and make the rest wait for (and pay) one more sync. So when the last
+// transaction held several ops and fewer are queued, the writer waits for
+// as many as it held — at most a quarter of that transaction's time, never
+// more than kMaxLinger (PostgreSQL's commit_delay, made adaptive). A lone
+// caller (last transaction: one op) never waits. An op's result is delivered only after its transaction
 // ended; if the commit fails, every op in it fails with that error and
 // nothing of it is visible.
 //
@@ -30,6 +37,7 @@
 // Thread-safety: Submit(), Enqueue() and Stats() are thread-safe; WriteTxn
 // and the ops run on the writer thread only.
 
+#include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
@@ -103,6 +111,7 @@ class TypedOp final : public WriteOp {
 class Writer {
  public:
   static constexpr int kMaxConflictRetries = 8;
+  static constexpr std::chrono::microseconds kMaxLinger{1000};
 
   // Connects as the writer (kUnavailable if it cannot), then starts the
   // thread. `driver` and `clock` must outlive the writer.
@@ -146,6 +155,8 @@ class Writer {
   // Writer-thread-only state.
   std::unique_ptr<sql::Conn> conn_;  // null while disconnected
   NodeFacts nodes_;                  // committed node facts
+  size_t last_ops_ = 0;              // ops in the last transaction
+  std::chrono::steady_clock::duration last_run_{};  // and how long it took
 
   mutable std::mutex mu_;
   std::condition_variable cv_;
