@@ -38,9 +38,23 @@ void CallbackNotifier::Stop() {
 
 void CallbackNotifier::TaskMayHaveSettled(const std::string& task_id) {
   std::lock_guard<std::mutex> lock(mu_);
-  if (handled_.count(task_id)) return;
+  if (handled_.count(task_id) || !queued_.insert(task_id).second) return;
   due_.emplace(clock_.Now(), Job{task_id, 0});
   cv_.notify_one();
+}
+
+size_t CallbackNotifier::remembered() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return queued_.size() + handled_.size();
+}
+
+void CallbackNotifier::Done(const std::string& task_id) {
+  std::lock_guard<std::mutex> lock(mu_);
+  done_order_.push_back(task_id);
+  while (done_order_.size() > options_.remember_done) {
+    handled_.erase(done_order_.front());
+    done_order_.pop_front();
+  }
 }
 
 std::string CallbackNotifier::Summary(const store::TaskRow& t) {
@@ -84,6 +98,11 @@ void CallbackNotifier::Loop() {
 }
 
 void CallbackNotifier::Run(Job job) {
+  if (job.attempt == 0) {
+    // From here a new trigger queues a new look (this one may be too early).
+    std::lock_guard<std::mutex> lock(mu_);
+    queued_.erase(job.task_id);
+  }
   auto task = store_.GetTask(job.task_id);
   if (!task.ok() || task->spec.callback_url.empty() || !Settled(*task)) return;
   {
@@ -95,6 +114,7 @@ void CallbackNotifier::Run(Job job) {
   if (!target.ok() && target.status().code() != StatusCode::kUnavailable) {
     // Internal or malformed: never sent, never retried.
     Record(*task, "callback to " + url + " refused: " + target.status().message());
+    Done(job.task_id);
     return;
   }
   Status s = target.ok() ? poster_.Post(url, Summary(*task), options_.timeout, {}, target->pin)
@@ -103,12 +123,14 @@ void CallbackNotifier::Run(Job job) {
   if (s.ok()) {
     Record(*task, "callback POST to " + url + " answered 2xx after " +
                       std::to_string(job.attempt) + " attempt(s)");
+    Done(job.task_id);
     return;
   }
   bool retry = s.code() == StatusCode::kUnavailable && job.attempt < options_.max_attempts;
   if (!retry) {
     Record(*task, "callback POST to " + url + " gave up after " + std::to_string(job.attempt) +
                       " attempt(s): " + (target.ok() ? FailureClass(s) : "name does not resolve"));
+    Done(job.task_id);
     return;
   }
   Duration delay = options_.initial_backoff * (1 << std::min(job.attempt - 1, 10));

@@ -12,6 +12,7 @@
 // Thread-safety: TaskMayHaveSettled may be called from any thread.
 
 #include <condition_variable>
+#include <deque>
 #include <map>
 #include <mutex>
 #include <set>
@@ -31,6 +32,10 @@ struct CallbackOptions {
   // Hosts a callback may reach although they are internal (callback_target.h).
   std::vector<std::string> allowed_hosts;
   Duration initial_backoff = std::chrono::seconds(1);
+  // Tasks whose callback is finished (sent, given up or refused) that are
+  // still remembered, so a late duplicate trigger does not send it again;
+  // beyond this the oldest are forgotten (delivery is at least once anyway).
+  size_t remember_done = 10'000;
 };
 
 class CallbackNotifier {
@@ -42,11 +47,16 @@ class CallbackNotifier {
   void Stop();
 
   // A task's rows changed towards an end; if it has settled and has a
-  // callback_url, it is notified (once per orchestrator run).
+  // callback_url, it is notified (once per orchestrator run, as long as it
+  // is among the last remember_done finished ones; at least once in any case).
   void TaskMayHaveSettled(const std::string& task_id);
 
   // The JSON summary sent for a task (pure, for tests).
   static std::string Summary(const store::TaskRow& task);
+
+  // Task ids the notifier holds in memory (queued, in delivery, or
+  // remembered as done): bounded by the work in flight plus remember_done.
+  size_t remembered() const;
 
  private:
   struct Job {
@@ -56,17 +66,25 @@ class CallbackNotifier {
   void Loop();
   void Run(Job job);
   void Record(const store::TaskRow& task, const std::string& detail);
+  // The task's callback is finished: remembered among the last remember_done.
+  void Done(const std::string& task_id);
 
   const CallbackOptions options_;
   store::StateStore& store_;
   HttpPoster& poster_;
   const Clock& clock_;
 
-  std::mutex mu_;
+  mutable std::mutex mu_;
   std::condition_variable cv_;
   std::multimap<TimePoint, Job> due_;  // guarded by mu_
-  std::set<std::string> handled_;      // guarded by mu_: queued or done this run
-  bool stop_ = false;                  // guarded by mu_
+  // Guarded by mu_: waiting for a first look (one queued job per task).
+  std::set<std::string> queued_;
+  // Guarded by mu_: settled with a callback_url, being delivered or done
+  // (the done ones are also in done_order_, oldest first, and leave both
+  // beyond remember_done).
+  std::set<std::string> handled_;
+  std::deque<std::string> done_order_;  // guarded by mu_
+  bool stop_ = false;                   // guarded by mu_
   std::thread thread_;
 };
 

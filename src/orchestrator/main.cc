@@ -119,7 +119,10 @@ int Run(const OrchestratorConfig& config) {
     return 1;
   }
   brain.SetEventBus(bus->get());
-  apollo::orchestrator::GatewayService gateway(brain, config.tls.complete());
+  runtime.gateway.log = [](const std::string& line) {
+    std::cerr << "orchestrator: " << line << "\n";
+  };
+  apollo::orchestrator::GatewayService gateway(brain, clock, runtime.gateway);  // config limits:
   apollo::orchestrator::ApiService api(**store, brain, clock);
   api.SetEventBus(bus->get());  // dlq and bus status commands
 

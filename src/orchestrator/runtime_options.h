@@ -13,6 +13,7 @@
 #include "bus/event_bus.h"
 #include "orchestrator/alert_notifier.h"
 #include "orchestrator/callback_notifier.h"
+#include "orchestrator/gateway_service.h"
 #include "orchestrator/orchestrator.h"
 #include "orchestrator/orchestrator_config.h"
 #include "orchestrator/retention_runner.h"
@@ -27,6 +28,7 @@ struct RuntimeOptions {
   tls::TlsPaths tls;
   bool insecure = false;
   OrchestratorOptions orchestrator;  // `alert` left empty: main wires it
+  GatewayOptions gateway;            // `log` left empty: main wires it
   store::StoreOptions store;
   bus::BusOptions bus;  // `on_alert` left empty: main wires it
   CallbackOptions callbacks;
