@@ -199,5 +199,36 @@ TEST_F(GatewayBoundsTest, APeerThatStopsReadingIsCutOff) {
   (void)s.stream->Finish();
 }
 
+// The cap bounds the backlog, not the volume: a peer that keeps reading
+// receives many times the cap and is never cut off.
+TEST_F(GatewayBoundsTest, APeerThatReadsIsNeverCutOff) {
+  constexpr int64_t kCap = 1 << 20;
+  GatewayOptions o;
+  o.max_outbound_bytes = kCap;
+  Serve(o);
+  Silent s;
+  s.stream = stub_->Connect(&s.ctx);
+  AgentMessage hello;
+  hello.mutable_hello()->set_node_id("edge-fast");
+  ASSERT_TRUE(s.stream->Write(hello));
+  CenterMessage msg;
+  ASSERT_TRUE(s.stream->Read(&msg));  // Welcome
+  auto handle = host_.WaitHandle();
+  ASSERT_TRUE(handle);
+  CenterMessage big;
+  big.mutable_intents()->add_intents()->set_params_json(std::string(64 << 10, 'x'));
+  int received = 0;
+  for (int i = 0; i < 64; ++i) {  // 4 MiB in all, four times the cap
+    ASSERT_TRUE(handle->Send(big));
+    ASSERT_TRUE(s.stream->Read(&msg)) << "cut off after " << received << " messages";
+    ++received;
+  }
+  EXPECT_EQ(received, 64);
+  EXPECT_TRUE(handle->connected());
+  EXPECT_TRUE(host_.refusals().empty());
+  s.ctx.TryCancel();
+  (void)s.stream->Finish();
+}
+
 }  // namespace
 }  // namespace apollo::orchestrator
