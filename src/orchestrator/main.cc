@@ -122,7 +122,7 @@ int Run(const OrchestratorConfig& config) {
   runtime.gateway.log = [](const std::string& line) {
     std::cerr << "orchestrator: " << line << "\n";
   };
-  apollo::orchestrator::GatewayService gateway(brain, clock, runtime.gateway);  // config limits:
+  apollo::orchestrator::GatewayService gateway(brain, clock, runtime.gateway);  // `limits:` bounds
   apollo::orchestrator::ApiService api(**store, brain, clock);
   api.SetEventBus(bus->get());  // dlq and bus status commands
 

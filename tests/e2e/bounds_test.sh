@@ -88,7 +88,10 @@ done
 rss1=$(rss_kib)
 last=$(cut_offs)
 echo "orchestrator RSS: start $rss0 KiB, end $rss1 KiB, peak $peak KiB (growth $(( (rss1 - rss0) / 1024 )) MiB); cut-offs during the window: $((last - first))"
-[ "$((last - first))" -ge 2 ] || fail "the stalled peer was cut off only $((last - first)) more time(s) in 20 s"
+# Cut off again after reconnecting (each cycle takes a few seconds: the
+# retry budget paces the resends, the peer's transport absorbs some first).
+[ "$((last - first))" -ge 1 ] && [ "$last" -ge 2 ] \
+  || fail "the stalled peer was cut off $last time(s) in all, $((last - first)) in the 20 s window"
 [ "$((rss1 - rss0))" -lt $((24 * 1024)) ] || fail "RSS grew by $(( (rss1 - rss0) / 1024 )) MiB"
 [ "$((peak - rss0))" -lt $((32 * 1024)) ] || fail "RSS peaked $(( (peak - rss0) / 1024 )) MiB above the start"
 line=$(grep -m1 'the peer stopped reading' "$E2E_DIR/orchestrator.log")
