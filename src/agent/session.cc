@@ -1,12 +1,13 @@
 #include "agent/session.h"
 
+#include <grpcpp/grpcpp.h>
+
 #include <algorithm>
 #include <cstdlib>
 #include <random>
 
-#include <grpcpp/grpcpp.h>
-
 #include "apollo/v1/event.pb.h"
+#include "core/wire_limits.h"
 
 namespace apollo::agent {
 
@@ -149,6 +150,9 @@ void Session::Loop() {
   args.SetInt(GRPC_ARG_KEEPALIVE_TIME_MS, std::max(1000, ms(options_.heartbeat_interval)));
   args.SetInt(GRPC_ARG_KEEPALIVE_TIMEOUT_MS, std::max(1000, ms(options_.heartbeat_interval)));
   args.SetInt(GRPC_ARG_HTTP2_MAX_PINGS_WITHOUT_DATA, 0);
+  // Larger than anything the center sends (it batches intents by bytes
+  // under the same constants: core/wire_limits.h).
+  args.SetMaxReceiveMessageSize(static_cast<int>(kAgentMaxReceiveBytes));
   std::shared_ptr<grpc::ChannelCredentials> creds = grpc::InsecureChannelCredentials();
   if (options_.tls) {
     grpc::SslCredentialsOptions tls;

@@ -7,6 +7,7 @@
 namespace apollo::bus {
 namespace {
 constexpr size_t kKnownTasksMax = 200'000;
+constexpr size_t kLoadedNodesMax = 10'000;
 constexpr const char* kCarrierKey = "apollo_malformed";
 }  // namespace
 
@@ -118,6 +119,12 @@ Result<bool> TaskDirectory::Exists(const std::string& task_id, const std::string
     auto now = std::chrono::steady_clock::now();
     auto it = loaded_.find(node_id);
     if (it == loaded_.end() || now - it->second > std::chrono::seconds(1)) {
+      // An entry only matters for a second: past a bound (node ids come
+      // from peers) the stale ones go.
+      if (it == loaded_.end() && loaded_.size() >= kLoadedNodesMax) {
+        std::erase_if(loaded_,
+                      [&](const auto& kv) { return now - kv.second > std::chrono::seconds(1); });
+      }
       loaded_[node_id] = now;
       load = true;
     }

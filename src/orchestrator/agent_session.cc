@@ -1,5 +1,7 @@
 #include "orchestrator/agent_session.h"
 
+#include "core/config_values.h"
+
 namespace apollo::orchestrator {
 
 using apollo::v1::AgentMessage;
@@ -34,9 +36,17 @@ void SessionHandle::Detach() {
   session_ = nullptr;
 }
 
-AgentSession::AgentSession(SessionHost& host, PeerIdentity peer)
-    : host_(host), peer_(std::move(peer)) {
+AgentSession::AgentSession(SessionHost& host, PeerIdentity peer, grpc::CallbackServerContext* ctx,
+                           SessionBounds bounds)
+    : host_(host), peer_(std::move(peer)), ctx_(ctx), bounds_(std::move(bounds)) {
+  if (bounds_.hello != nullptr) bounds_.hello->Add(this);
   StartRead(&in_);
+}
+
+void AgentSession::HelloTimedOut() {
+  End(grpc::Status(grpc::StatusCode::DEADLINE_EXCEEDED,
+                   "no Hello within " + FormatDuration(bounds_.hello->timeout()) +
+                       " of opening the stream (limits.hello_timeout)"));
 }
 
 void AgentSession::ReadNext() {
@@ -78,6 +88,7 @@ void AgentSession::OnReadDone(bool ok) {
     End(grpc::Status::OK);
     return;
   }
+  if (!handle_ && bounds_.hello != nullptr) bounds_.hello->Remove(this);  // it spoke in time
   if (!handle_ && in_.msg_case() != AgentMessage::kHello) {
     End(grpc::Status(grpc::StatusCode::FAILED_PRECONDITION, "the first message must be Hello"));
     return;
@@ -137,36 +148,72 @@ void AgentSession::Handle(const AgentMessage& msg) {
 }
 
 void AgentSession::Enqueue(CenterMessage msg) {
-  std::lock_guard<std::mutex> lock(mu_);
-  if (finished_) return;
-  out_.push_back(std::move(msg));
-  if (!writing_) {
-    writing_ = true;
-    StartWrite(&out_.front());
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (finished_) return;
+    const size_t bytes = msg.ByteSizeLong();
+    const size_t cap = static_cast<size_t>(bounds_.max_outbound_bytes);
+    // One message alone is always let through (the cap is far above the
+    // largest, see core/wire_limits.h); a queue that keeps growing is not.
+    if (cap == 0 || out_.empty() || out_bytes_ + bytes <= cap) {
+      out_bytes_ += bytes;
+      out_.push_back(Outgoing{std::move(msg), bytes});
+      if (!writing_) {
+        writing_ = true;
+        StartWrite(&out_.front().msg);
+      }
+      return;
+    }
+    // The peer stopped reading. Keep only the message gRPC is writing.
+    cut_off_ = "the peer stopped reading: " + std::to_string(out_bytes_ + bytes) +
+               " bytes waiting to be sent, over the cap of " + std::to_string(cap) +
+               " (limits.session_outbound_mib); stream cut off (it reconnects and resends)";
+    while (out_.size() > (writing_ ? 1u : 0u)) {
+      out_bytes_ -= out_.back().bytes;
+      out_.pop_back();
+    }
+    finished_ = true;
+    Finish(grpc::Status(grpc::StatusCode::RESOURCE_EXHAUSTED, cut_off_));
   }
+  // A peer that does not read would never receive the status either:
+  // cancel the stream so the transport drops what it still holds. (The
+  // reactor is alive: Enqueue runs under SessionHandle's lock or on a
+  // reaction, and OnDone waits for both.)
+  ctx_->TryCancel();
 }
 
 void AgentSession::OnWriteDone(bool ok) {
   std::lock_guard<std::mutex> lock(mu_);
-  if (!out_.empty()) out_.pop_front();
+  if (!out_.empty()) {
+    out_bytes_ -= out_.front().bytes;
+    out_.pop_front();
+  }
   if (!ok || finished_) {
     writing_ = false;
     out_.clear();
+    out_bytes_ = 0;
     return;
   }
   if (out_.empty()) {
     writing_ = false;
     return;
   }
-  StartWrite(&out_.front());
+  StartWrite(&out_.front().msg);
 }
 
 void AgentSession::OnDone() {
+  if (bounds_.hello != nullptr) bounds_.hello->Remove(this);  // before it is freed
   if (handle_) {
     handle_->Detach();
+    std::string cut_off;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      cut_off = cut_off_;
+    }
+    if (!cut_off.empty()) host_.OnRefused(kSessionCutOff, handle_->node_id(), cut_off);
     host_.OnDisconnect(handle_);
   }
-  delete this;
+  delete this;  // gives the stream slot back
 }
 
 }  // namespace apollo::orchestrator

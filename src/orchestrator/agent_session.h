@@ -21,22 +21,35 @@
 // not read the next message, so a fast agent cannot queue unbounded work in
 // the center; gRPC flow control pushes back to the agent.
 //
+// Bounds (SessionBounds, set by the gateway): the stream holds one of the
+// gateway's stream slots until it ends; it must say Hello within the
+// gateway's Hello deadline or it is ended with DEADLINE_EXCEEDED; and the
+// messages waiting to be written to its peer are bounded by bytes: a peer
+// that stops reading is cut off (RESOURCE_EXHAUSTED, the stream cancelled
+// so the transport frees it), with a session_cut_off alert. Nothing about
+// its rows changes: the agent reconnects and resends what is not
+// acknowledged, and unacknowledged intents are sent again at their ack
+// timeout.
+//
 // Lifetime: gRPC owns the reactor until OnDone, which unregisters it and
 // deletes it. Other threads reach it only through SessionHandle, which
 // stops forwarding once the reactor is gone.
 //
 // Thread-safety: Send* may be called from any thread.
 
+#include <grpcpp/grpcpp.h>
+
 #include <atomic>
 #include <deque>
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 
-#include <grpcpp/grpcpp.h>
-
 #include "apollo/v1/agent.grpc.pb.h"
+#include "orchestrator/concurrency_limit.h"
+#include "orchestrator/hello_deadlines.h"
 #include "orchestrator/peer_identity.h"
 
 namespace apollo::orchestrator {
@@ -110,11 +123,24 @@ class SessionHost {
                          const std::string& detail) = 0;
 };
 
+// Alert kind: a session cut off because its peer stopped reading.
+inline constexpr char kSessionCutOff[] = "session_cut_off";
+
+// What bounds one session (see the header comment).
+struct SessionBounds {
+  std::optional<ConcurrencyLimit::Lease> slot;  // held until the stream ends
+  HelloDeadlines* hello = nullptr;              // null: no Hello deadline
+  int64_t max_outbound_bytes = 0;               // 0: unbounded
+};
+
 class AgentSession final
-    : public grpc::ServerBidiReactor<apollo::v1::AgentMessage, apollo::v1::CenterMessage> {
+    : public grpc::ServerBidiReactor<apollo::v1::AgentMessage, apollo::v1::CenterMessage>,
+      private HelloWaiter {
  public:
-  // `peer`: who the transport says is calling (IdentityOf).
-  AgentSession(SessionHost& host, PeerIdentity peer);
+  // `peer`: who the transport says is calling (IdentityOf). `ctx`: the
+  // stream's, to cancel it when its peer is cut off.
+  AgentSession(SessionHost& host, PeerIdentity peer, grpc::CallbackServerContext* ctx,
+               SessionBounds bounds);
 
   void OnReadDone(bool ok) override;
   void OnWriteDone(bool ok) override;
@@ -123,6 +149,12 @@ class AgentSession final
 
  private:
   friend class SessionHandle;
+  struct Outgoing {
+    apollo::v1::CenterMessage msg;
+    size_t bytes = 0;  // serialized
+  };
+  // HelloWaiter: called by the gateway's sweeper (under its lock).
+  void HelloTimedOut() override;
   void Enqueue(apollo::v1::CenterMessage msg);  // any thread
   void Handle(const apollo::v1::AgentMessage& msg);
   void ReadNext();
@@ -134,13 +166,17 @@ class AgentSession final
 
   SessionHost& host_;
   const PeerIdentity peer_;
+  grpc::CallbackServerContext* const ctx_;
+  SessionBounds bounds_;
   apollo::v1::AgentMessage in_;
   std::shared_ptr<SessionHandle> handle_;  // set at Hello
 
   std::mutex mu_;
-  std::deque<apollo::v1::CenterMessage> out_;  // guarded by mu_; front() is being written
-  bool writing_ = false;                       // guarded by mu_
-  bool finished_ = false;                      // guarded by mu_
+  std::deque<Outgoing> out_;  // guarded by mu_; front() is being written
+  size_t out_bytes_ = 0;      // guarded by mu_: the sum of out_'s bytes
+  bool writing_ = false;      // guarded by mu_
+  bool finished_ = false;     // guarded by mu_
+  std::string cut_off_;       // guarded by mu_: why the peer was cut off, if it was
 };
 
 }  // namespace apollo::orchestrator

@@ -282,6 +282,13 @@ grpc::Status ApiService::TaskEvents(grpc::ServerContext* ctx,
 grpc::Status ApiService::WatchTask(grpc::ServerContext* ctx, const apollo::v1::WatchTaskRequest* req,
                                    grpc::ServerWriter<apollo::v1::Task>* writer) {
   if (grpc::Status a = Allow(*ctx, Role::kOperator, "task.watch"); !a.ok()) return a;
+  auto slot = orchestrator_.watchers().TryAcquire();  // held until the watch ends
+  if (!slot) {
+    return grpc::Status(
+        grpc::StatusCode::RESOURCE_EXHAUSTED,
+        "too many watchers: " + std::to_string(orchestrator_.watchers().capacity()) +
+            " at once (limits.max_watchers); try again later, or poll with apollo-cli task status");
+  }
   std::string last;
   // Polls the store (cheap point reads) and sends each change; ends when
   // every node is settled or the client goes away. Bounded by a day.

@@ -60,9 +60,23 @@ void CallbackNotifier::Stop() {
 
 void CallbackNotifier::TaskMayHaveSettled(const std::string& task_id) {
   std::lock_guard<std::mutex> lock(mu_);
-  if (handled_.count(task_id)) return;
+  if (handled_.count(task_id) || !queued_.insert(task_id).second) return;
   ready_.push_back(Job{task_id, 0});
   ready_cv_.notify_one();
+}
+
+size_t CallbackNotifier::remembered() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return queued_.size() + handled_.size();
+}
+
+void CallbackNotifier::Done(const std::string& task_id) {
+  std::lock_guard<std::mutex> lock(mu_);
+  done_order_.push_back(task_id);
+  while (done_order_.size() > options_.remember_done) {
+    handled_.erase(done_order_.front());
+    done_order_.pop_front();
+  }
 }
 
 std::string CallbackNotifier::Summary(const store::TaskRow& t) {
@@ -119,6 +133,11 @@ void CallbackNotifier::Work() {
 }
 
 void CallbackNotifier::Run(Job job) {
+  if (job.attempt == 0 && !job.claimed) {
+    // From here a new trigger queues a new look (this one may be too early).
+    std::lock_guard<std::mutex> lock(mu_);
+    queued_.erase(job.task_id);
+  }
   auto task = store_.GetTask(job.task_id);
   if (!task.ok() || task->spec.callback_url.empty() || !Settled(*task)) return;
   const std::string host = HostOf(task->spec.callback_url);
@@ -152,6 +171,7 @@ void CallbackNotifier::Deliver(Job job, const store::TaskRow& task) {
   if (!target.ok() && target.status().code() != StatusCode::kUnavailable) {
     // Internal or malformed: never sent, never retried.
     Record(task, "callback to " + url + " refused: " + target.status().message());
+    Done(job.task_id);
     return;
   }
   Status s = target.ok() ? poster_.Post(url, Summary(task), options_.timeout, {}, target->pin)
@@ -160,12 +180,14 @@ void CallbackNotifier::Deliver(Job job, const store::TaskRow& task) {
   if (s.ok()) {
     Record(task, "callback POST to " + url + " answered 2xx after " + std::to_string(job.attempt) +
                      " attempt(s)");
+    Done(job.task_id);
     return;
   }
   bool retry = s.code() == StatusCode::kUnavailable && job.attempt < options_.max_attempts;
   if (!retry) {
     Record(task, "callback POST to " + url + " gave up after " + std::to_string(job.attempt) +
                      " attempt(s): " + (target.ok() ? FailureClass(s) : "name does not resolve"));
+    Done(job.task_id);
     return;
   }
   Duration delay = options_.initial_backoff * (1 << std::min(job.attempt - 1, 10));

@@ -41,6 +41,10 @@ struct CallbackOptions {
   Duration initial_backoff = std::chrono::seconds(1);
   int workers = 8;   // POSTs in flight at once, in all
   int per_host = 2;  // of which to one host
+  // Tasks whose callback is finished (sent, given up or refused) that are
+  // still remembered, so a late duplicate trigger does not send it again;
+  // beyond this the oldest are forgotten (delivery is at least once anyway).
+  size_t remember_done = 10'000;
 };
 
 class CallbackNotifier {
@@ -54,6 +58,9 @@ class CallbackNotifier {
   // A task's rows changed towards an end; if it has settled and has a
   // callback_url, it is notified (once per orchestrator run).
   void TaskMayHaveSettled(const std::string& task_id);
+
+  // Tasks queued, in delivery, or remembered as done (bounded, for tests).
+  size_t remembered() const;
 
   // The JSON summary sent for a task (pure, for tests).
   static std::string Summary(const store::TaskRow& task);
@@ -72,20 +79,28 @@ class CallbackNotifier {
   // POSTs (attempt job.attempt + 1) and records or reschedules.
   void Deliver(Job job, const store::TaskRow& task);
   void Record(const store::TaskRow& task, const std::string& detail);
+  // The task's callback is finished: remembered among the last remember_done.
+  void Done(const std::string& task_id);
 
   const CallbackOptions options_;
   store::StateStore& store_;
   HttpPoster& poster_;
   const Clock& clock_;
 
-  std::mutex mu_;
+  mutable std::mutex mu_;
   std::condition_variable due_cv_;                  // due_ changed, or stop_
   std::condition_variable ready_cv_;                // ready_ changed, or stop_
   std::multimap<TimePoint, Job> due_;               // guarded by mu_: retries, by time
   std::deque<Job> ready_;                           // guarded by mu_: to run now
   std::map<std::string, int> in_flight_;            // guarded by mu_: POSTs per host
   std::map<std::string, std::deque<Job>> waiting_;  // guarded by mu_: per busy host
-  std::set<std::string> handled_;      // guarded by mu_: queued or done this run
+  // Guarded by mu_: waiting for a first look (one queued job per task).
+  std::set<std::string> queued_;
+  // Guarded by mu_: settled with a callback_url, being delivered or done
+  // (the done ones are also in done_order_, oldest first, and leave both
+  // beyond remember_done).
+  std::set<std::string> handled_;
+  std::deque<std::string> done_order_;  // guarded by mu_
   bool stop_ = false;                  // guarded by mu_
   std::thread scheduler_;
   std::vector<std::thread> workers_;

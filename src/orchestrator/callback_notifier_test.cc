@@ -1,11 +1,13 @@
 // Task callbacks over a real SQLite store, through the HTTP seam: one slow
 // endpoint does not stall the callbacks of other hosts, a host gets at most
 // `per_host` POSTs at once and the rest wait in its queue, and every
-// callback is still delivered once.
+// callback is still delivered once; finished tasks are remembered only in
+// bounded numbers (the oldest beyond remember_done are forgotten).
 #include "orchestrator/callback_notifier.h"
 
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <condition_variable>
 #include <mutex>
 #include <nlohmann/json.hpp>
@@ -153,6 +155,67 @@ TEST_F(CallbackNotifierTest, ATaskIsNotifiedOnceEvenWhenAskedTwice) {
   std::this_thread::sleep_for(std::chrono::milliseconds(100));
   notifier.Stop();
   EXPECT_EQ(poster.delivered().size(), 1u);
+}
+
+class CountingPoster final : public HttpPoster {
+ public:
+  Status Post(const std::string&, const std::string&, Duration, const std::vector<std::string>&,
+              const std::string&) override {
+    posts.fetch_add(1);
+    return Status::Ok();
+  }
+  std::atomic<int> posts{0};
+};
+
+TEST(CallbackNotifierMemory, RemembersOnlyTheLastFinishedTasks) {
+  ManualClock clock;
+  testing::TempStore temp(clock);
+  ASSERT_TRUE(temp.status().ok());
+  store::StateStore& store = *temp.store();
+  std::vector<store::NewTask> tasks;
+  for (int t = 0; t < 30; ++t) {
+    TaskSpec s;
+    s.task_id = "cb-" + std::to_string(t);
+    s.intent = "collect_metrics";
+    s.target_selector.type = SelectorType::kNodes;
+    s.target_selector.nodes = {"edge-1"};
+    s.callback_url = "http://hooks.internal/done";
+    tasks.push_back({s, {"edge-1"}, std::chrono::seconds(0)});
+  }
+  ASSERT_TRUE(store.CreateTasks(tasks).ok());
+  for (const auto& t : tasks) {  // settled: cancelled
+    store::TransitionRequest r;
+    r.task_id = t.spec.task_id;
+    r.node_id = "edge-1";
+    r.to = TaskState::kCancelled;
+    r.cause = store::Cause::kCancel;
+    ASSERT_TRUE(store.Transition(std::span<const store::TransitionRequest>(&r, 1)).ok());
+  }
+  CountingPoster poster;
+  CallbackOptions o;
+  o.allowed_hosts = {"hooks.internal"};
+  o.remember_done = 5;
+  o.workers = 1;  // done in submission order: cb-29 is among the last five
+  CallbackNotifier notifier(o, store, poster, clock);
+  notifier.Start();
+  for (const auto& t : tasks) {
+    notifier.TaskMayHaveSettled(t.spec.task_id);
+    notifier.TaskMayHaveSettled(t.spec.task_id);  // a duplicate trigger: one job
+  }
+  for (int i = 0; i < 500 && poster.posts.load() < 30; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  // Bounded wait for the last Done() after its POST.
+  for (int i = 0; i < 500 && notifier.remembered() > 5; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  EXPECT_EQ(poster.posts.load(), 30);
+  EXPECT_EQ(notifier.remembered(), 5u);  // not 30: the oldest were forgotten
+  // A remembered task is not sent again.
+  notifier.TaskMayHaveSettled("cb-29");
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  EXPECT_EQ(poster.posts.load(), 30);
+  notifier.Stop();
 }
 
 }  // namespace

@@ -9,8 +9,6 @@
 // commits its row changes in chunks (one transaction per chunk, not per
 // row: the commit's fsync is the cost) and sends each chunk's intents as
 // soon as the chunk committed.
-#include "orchestrator/orchestrator.h"
-
 #include <algorithm>
 #include <cinttypes>
 #include <cstdio>
@@ -18,6 +16,8 @@
 #include "core/config_values.h"
 #include "core/event.h"
 #include "core/task_id.h"
+#include "orchestrator/intent_batches.h"
+#include "orchestrator/orchestrator.h"
 
 namespace apollo::orchestrator {
 
@@ -27,6 +27,8 @@ namespace {
 // A bound on the spec cache, not an LRU: a spec missing from it is read back
 // from the store.
 constexpr size_t kMaxCachedSpecs = 100'000;
+// A bound on the blocked-reason memo (it only saves rewriting a reason).
+constexpr size_t kMaxBlocked = 100'000;
 
 // "45% "copying files", last moved 2026-12-01T03:00:00Z"
 std::string DescribeProgress(const apollo::v1::ProgressReply& reply) {
@@ -141,7 +143,7 @@ void Orchestrator::CommitStaged(Pass& pass) {
 }
 
 void Orchestrator::SendOutbox(Outbox& out) {
-  // Queued intents for one node go out as one message, high priority first
+  // Queued intents for one node go out in as few messages as fit, high priority first
   // (after an outage the backlog drains in priority order).
   for (auto& [node_id, intents] : out) {
     auto rank = [](const apollo::v1::Intent& i) {
@@ -151,9 +153,8 @@ void Orchestrator::SendOutbox(Outbox& out) {
                      [&](const auto& a, const auto& b) { return rank(a) < rank(b); });
     auto session = SessionFor(node_id);
     if (!session) continue;  // the ack timeout resends them
-    CenterMessage msg;
-    for (auto& i : intents) *msg.mutable_intents()->add_intents() = std::move(i);
-    session->Send(std::move(msg));
+    // In messages the agent accepts (core/wire_limits.h).
+    for (CenterMessage& msg : BatchIntents(std::move(intents))) session->Send(std::move(msg));
   }
   out.clear();
 }
@@ -192,7 +193,21 @@ void Orchestrator::TasksStored(std::vector<store::NewTask> tasks) {
   }
 }
 
+void Orchestrator::ForgetTask(const std::string& task_id) {
+  std::lock_guard<std::mutex> lock(mu_);
+  // Keyed (task, node): the task's entries are one range.
+  auto in_task = [&](const auto& entry) { return entry.first.first == task_id; };
+  for (auto it = blocked_.lower_bound({task_id, ""}); it != blocked_.end() && in_task(*it);) {
+    it = blocked_.erase(it);
+  }
+  for (auto it = progress_asks_.lower_bound({task_id, ""});
+       it != progress_asks_.end() && in_task(*it);) {
+    it = progress_asks_.erase(it);
+  }
+}
+
 void Orchestrator::TaskMayHaveSettled(const std::string& task_id) {
+  ForgetTask(task_id);
   if (callbacks_ == nullptr) return;
   {
     // Most tasks have no callback_url: no need for the notifier to read
@@ -210,7 +225,6 @@ void Orchestrator::Block(Pass& pass, const store::DueItem& item, const std::stri
     std::lock_guard<std::mutex> lock(mu_);
     auto it = blocked_.find(key);
     if (it != blocked_.end() && it->second == reason) return;
-    blocked_[key] = reason;
   }
   store::TransitionRequest r;
   r.task_id = item.task_id;
@@ -222,7 +236,15 @@ void Orchestrator::Block(Pass& pass, const store::DueItem& item, const std::stri
   if (item.kind == store::DueKind::kAckTimeout) {
     r.ack_deadline = clock_.Now() + options_.ack_timeout;
   }
-  Stage(pass, std::move(r));
+  // Remembered once the store took it: a row that moved on meanwhile (e.g.
+  // cancelled, its memo already forgotten) leaves nothing behind.
+  Stage(pass, std::move(r), [this, key, reason](Outbox&) {
+    std::lock_guard<std::mutex> lock(mu_);
+    // Erased when the row moves on or its task settles (ForgetTask); the
+    // bound only guards against rows that wait for ever (start_timeout 0).
+    if (blocked_.size() >= kMaxBlocked && !blocked_.count(key)) blocked_.clear();
+    blocked_[key] = reason;
+  });
 }
 
 apollo::v1::Intent Orchestrator::MakeIntent(const TaskSpec& spec, uint32_t attempt) const {

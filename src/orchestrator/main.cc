@@ -119,7 +119,10 @@ int Run(const OrchestratorConfig& config) {
     return 1;
   }
   brain.SetEventBus(bus->get());
-  apollo::orchestrator::GatewayService gateway(brain, config.tls.complete());
+  runtime.gateway.log = [](const std::string& line) {
+    std::cerr << "orchestrator: " << line << "\n";
+  };
+  apollo::orchestrator::GatewayService gateway(brain, clock, runtime.gateway);  // `limits:` bounds
   // Operator tokens and the audit trail (access_control.h).
   apollo::orchestrator::AccessControl access(
       **store, clock, runtime.acl,

@@ -42,7 +42,8 @@ Orchestrator::Orchestrator(OrchestratorOptions options, store::StateStore& store
       rng_(std::random_device{}()),
       breakers_(options_.breaker_failures, options_.breaker_cool_down),
       retry_budget_(options_.retry_rate_per_s, options_.retry_burst),
-      watermarks_(options_.queue_capacity, options_.queue_alert_at, options_.queue_pause_at) {}
+      watermarks_(options_.queue_capacity, options_.queue_alert_at, options_.queue_pause_at),
+      watchers_(options_.max_watchers) {}
 
 Orchestrator::~Orchestrator() { Stop(); }
 
@@ -461,7 +462,19 @@ void Orchestrator::OnSnapshot(const std::shared_ptr<SessionHandle>& handle,
 void Orchestrator::OnDisconnect(const std::shared_ptr<SessionHandle>& handle) {
   std::lock_guard<std::mutex> lock(mu_);
   auto it = sessions_.find(handle->node_id());
-  if (it != sessions_.end() && it->second == handle) sessions_.erase(it);
+  if (it == sessions_.end() || it->second != handle) return;  // replaced by a newer session
+  sessions_.erase(it);
+  // Its snapshot says what the agent ran while connected: stale from now
+  // on (reconciling against it could undo what happens meanwhile), and a
+  // map keyed by what peers say must not outlive them. The next session
+  // sends a fresh one.
+  snapshots_.erase(handle->node_id());
+}
+
+Orchestrator::MemoSizes Orchestrator::memo_sizes() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return MemoSizes{sessions_.size(), snapshots_.size(), blocked_.size(), progress_asks_.size(),
+                   specs_.size()};
 }
 
 void Orchestrator::SendCancel(const std::string& task_id, const std::string& node_id,

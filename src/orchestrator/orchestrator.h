@@ -31,6 +31,7 @@
 #include "core/task_id.h"
 #include "orchestrator/agent_session.h"
 #include "orchestrator/callback_notifier.h"
+#include "orchestrator/concurrency_limit.h"
 #include "orchestrator/overload.h"
 #include "orchestrator/reconciler.h"
 #include "store/state_store.h"
@@ -80,6 +81,8 @@ struct OrchestratorOptions {
   int64_t queue_capacity = 10'000;
   double queue_alert_at = 0.8;
   double queue_pause_at = 0.9;
+  // WatchTask calls served at once (each holds a server thread).
+  int64_t max_watchers = 256;
   // True when alerts.webhook_url is set (alert list then shows delivery).
   bool alert_webhook = false;
   // Where operator-facing alerts go (breaker opened, queue paused, ...),
@@ -122,7 +125,18 @@ class Orchestrator final : public SessionHost {
   // Where settled tasks are reported for their callback_url (may be null).
   void SetCallbackNotifier(CallbackNotifier* notifier) { callbacks_ = notifier; }
   // Skipped without a store read when the cached spec has no callback_url.
+  // Forgets the task's per-row memos first (ForgetTask).
   void TaskMayHaveSettled(const std::string& task_id);
+  // Drops what the center remembers per (task, node) row of `task_id` —
+  // blocked reasons, progress queries — once a row of it ended: memos
+  // that only save work, so forgetting early costs at most a rewrite.
+  void ForgetTask(const std::string& task_id);
+
+  // Sizes of the per-task and per-node maps (tests prove they shrink).
+  struct MemoSizes {
+    size_t sessions = 0, snapshots = 0, blocked = 0, progress_asks = 0, specs = 0;
+  };
+  MemoSizes memo_sizes() const;
 
   // Sends Cancel for (task, node) to the node if it is connected.
   void SendCancel(const std::string& task_id, const std::string& node_id, uint32_t attempt,
@@ -158,6 +172,9 @@ class Orchestrator final : public SessionHost {
   int64_t QueueDepth() const { return watermarks_.depth(); }
   int64_t QueueCapacity() const { return watermarks_.capacity(); }
   const TokenBucket& retry_budget() const { return retry_budget_; }
+  // Slots for WatchTask calls (options.max_watchers): a watch holds one
+  // while it runs, and is refused when none is free.
+  ConcurrencyLimit& watchers() { return watchers_; }
   Liveness NodeLiveness(const store::NodeInfo& node) const;
   TaskIdGenerator& ids() { return ids_; }
   const OrchestratorOptions& options() const { return options_; }
@@ -289,6 +306,8 @@ class Orchestrator final : public SessionHost {
   mutable std::mutex mu_;
   std::map<std::string, std::shared_ptr<SessionHandle>> sessions_;  // guarded by mu_
   std::unordered_map<std::string, std::shared_ptr<const TaskSpec>> specs_;  // guarded by mu_
+  // Why a (task, node) row is not moving, as last written: erased when it
+  // moves on or its task settles.
   std::map<std::pair<std::string, std::string>, std::string> blocked_;      // guarded by mu_
   // A run asked for progress at its execution timeout, per (task, node).
   struct ProgressAsk {
@@ -303,7 +322,8 @@ class Orchestrator final : public SessionHost {
   std::vector<std::pair<std::string, apollo::v1::ProgressReply>>
       progress_replies_;                                             // guarded by mu_
   Rng rng_;                                                          // guarded by mu_
-  std::map<std::string, NodeSnapshot> snapshots_;                    // guarded by mu_: latest per node
+  // The latest snapshot of each connected node (erased when its session ends).
+  std::map<std::string, NodeSnapshot> snapshots_;                    // guarded by mu_
   double admit_tokens_ = 0;                                          // guarded by mu_
   TimePoint admit_refilled_{};                                       // guarded by mu_
   std::atomic<int64_t> reconcile_repairs_{0};
@@ -314,6 +334,7 @@ class Orchestrator final : public SessionHost {
   CircuitBreakers breakers_;
   TokenBucket retry_budget_;
   Watermarks watermarks_;
+  ConcurrencyLimit watchers_;
   TimePoint watermarks_checked_{};  // dispatch thread only
   TimePoint heartbeats_flushed_{};  // dispatch thread only
 

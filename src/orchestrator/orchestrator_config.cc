@@ -39,7 +39,8 @@ const std::vector<std::string_view> kFields = {"listen",
                                                "callbacks",
                                                "tls",
                                                "acl",
-                                               "alerts"};
+                                               "alerts",
+                                               "limits"};
 const std::vector<std::string_view> kPresetFields = {"max_retries", "initial_interval",
                                                      "max_interval", "backoff", "jitter"};
 
@@ -186,6 +187,12 @@ bool OrchestratorParser::Value(const Field& f) {
   if (k == "bus_options") {
     return Section(f, {{"partitions", Int(1, 1024, &c.bus_options.partitions)},
                        {"max_deliver", Int(1, 100, &c.bus_options.max_deliver)}});
+  }
+  if (k == "limits") {
+    return Section(f, {{"hello_timeout", DurationIn(100ms, 5min, &c.limits.hello_timeout)},
+                       {"max_sessions", Int(1, 1'000'000, &c.limits.max_sessions)},
+                       {"max_watchers", Int(1, 100'000, &c.limits.max_watchers)},
+                       {"session_outbound_mib", Int(2, 4096, &c.limits.session_outbound_mib)}});
   }
   if (k == "tls") return Tls(f);
   if (k == "acl") {

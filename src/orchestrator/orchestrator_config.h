@@ -124,6 +124,18 @@ struct AlertsConfig {
   friend bool operator==(const AlertsConfig&, const AlertsConfig&) = default;
 };
 
+// Bounds on what clients can make the center hold (gateway_service.h,
+// concurrency_limit.h): agent streams (counted before their Hello), the
+// Hello deadline, WatchTask watchers, and each session's queue of messages
+// not yet written to a peer that stopped reading.
+struct LimitsConfig {
+  Duration hello_timeout = std::chrono::seconds(10);
+  int64_t max_sessions = 10'000;
+  int64_t max_watchers = 256;
+  int64_t session_outbound_mib = 64;
+  friend bool operator==(const LimitsConfig&, const LimitsConfig&) = default;
+};
+
 struct OrchestratorConfig {
   // Operator API + agent gateway. Port 0: the kernel picks one (tests).
   HostPort listen{"127.0.0.1", 7011};
@@ -151,6 +163,7 @@ struct OrchestratorConfig {
   BusOptionsConfig bus_options;
   CallbackConfig callbacks;
   AlertsConfig alerts;
+  LimitsConfig limits;
   // Mutual TLS: cert, key, ca (paths). Off when empty.
   tls::TlsPaths tls;
   // --insecure only (never from the file): serve a non-loopback address

@@ -33,8 +33,23 @@ bool CircuitBreakers::Allow(const std::string& intent, TimePoint now) {
   return true;
 }
 
+bool CircuitBreakers::MakeRoom() {
+  if (entries_.size() < max_entries_) return true;
+  // Healthy closed breakers first, then closed ones on a failure streak
+  // (their count restarts): both say nothing the next outcome cannot.
+  for (bool healthy_only : {true, false}) {
+    std::erase_if(entries_, [&](const auto& kv) {
+      const BreakerInfo& b = kv.second.info;
+      return b.state == BreakerState::kClosed && (!healthy_only || b.consecutive_failures == 0);
+    });
+    if (entries_.size() < max_entries_) return true;
+  }
+  return false;
+}
+
 bool CircuitBreakers::Record(const std::string& intent, bool success, TimePoint now) {
   std::lock_guard<std::mutex> lock(mu_);
+  if (!entries_.count(intent) && !MakeRoom()) return false;  // not tracked: no room
   Entry& e = entries_[intent];
   e.info.intent = intent;
   if (success) {
@@ -76,6 +91,11 @@ bool TokenBucket::Take(TimePoint now, double keep) {
   tokens_ -= 1;
   ++taken_;
   return true;
+}
+
+size_t CircuitBreakers::size() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return entries_.size();
 }
 
 int64_t TokenBucket::taken() const {

@@ -36,10 +36,15 @@ struct BreakerInfo {
   int64_t times_opened = 0;
 };
 
+// One breaker per intent name, and intent names come from task files: at
+// most `max_entries` are kept. At the bound, closed breakers are forgotten
+// (healthy ones first); an open or half-open one never is. An intent that
+// finds no room is simply not tracked (always allowed) until there is.
 class CircuitBreakers {
  public:
-  CircuitBreakers(int failures_to_open, Duration cool_down)
-      : failures_to_open_(failures_to_open), cool_down_(cool_down) {}
+  static constexpr size_t kDefaultMaxEntries = 10'000;
+  CircuitBreakers(int failures_to_open, Duration cool_down, size_t max_entries = kDefaultMaxEntries)
+      : failures_to_open_(failures_to_open), cool_down_(cool_down), max_entries_(max_entries) {}
 
   // May a task of `intent` be dispatched now? In half-open state exactly one
   // caller gets true until that task's outcome is recorded.
@@ -48,14 +53,18 @@ class CircuitBreakers {
   // (the caller raises the alert).
   bool Record(const std::string& intent, bool success, TimePoint now);
   std::vector<BreakerInfo> List() const;
+  size_t size() const;
 
  private:
   struct Entry {
     BreakerInfo info;
     bool probe_out = false;  // half-open: the one trial task is in flight
   };
+  // Makes room for one more entry (mu_ held); false if every entry is open.
+  bool MakeRoom();
   const int failures_to_open_;
   const Duration cool_down_;
+  const size_t max_entries_;
   mutable std::mutex mu_;
   std::map<std::string, Entry> entries_;  // guarded by mu_
 };

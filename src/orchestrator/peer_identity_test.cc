@@ -148,7 +148,9 @@ class PeerIdentityTest : public ::testing::Test {
 
   // The gateway as orchestrator/main.cc serves it, TLS on or off.
   void Serve(bool tls) {
-    gateway_ = std::make_unique<GatewayService>(host_, tls);
+    GatewayOptions options;
+    options.tls = tls;
+    gateway_ = std::make_unique<GatewayService>(host_, clock_, options);
     grpc::ServerBuilder b;
     std::shared_ptr<grpc::ServerCredentials> creds = grpc::InsecureServerCredentials();
     if (tls) {

@@ -54,6 +54,12 @@ RuntimeOptions DeriveRuntimeOptions(const OrchestratorConfig& c) {
   o.queue_capacity = c.queue.capacity;
   o.queue_alert_at = c.queue.alert_at;
   o.queue_pause_at = c.queue.pause_at;
+  o.max_watchers = c.limits.max_watchers;
+
+  r.gateway.hello_timeout = c.limits.hello_timeout;
+  r.gateway.max_streams = c.limits.max_sessions;
+  r.gateway.max_outbound_bytes = c.limits.session_outbound_mib << 20;
+  r.gateway.tls = c.tls.complete();
 
   r.store.sqlite_synchronous = std::string(SqliteSyncName(c.store_options.synchronous));
   r.store.batch_cap = c.store_options.batch_max;
@@ -109,7 +115,12 @@ std::string Fingerprint(const RuntimeOptions& r) {
       << "queue_capacity=" << o.queue_capacity << "\n"
       << "queue_alert_at=" << o.queue_alert_at << "\n"
       << "queue_pause_at=" << o.queue_pause_at << "\n"
-      << "alert_webhook=" << o.alert_webhook << "\n";
+      << "alert_webhook=" << o.alert_webhook << "\n"
+      << "max_watchers=" << o.max_watchers << "\n"
+      << "gateway.hello_timeout_ms=" << Ms(r.gateway.hello_timeout) << "\n"
+      << "gateway.max_streams=" << r.gateway.max_streams << "\n"
+      << "gateway.max_outbound_bytes=" << r.gateway.max_outbound_bytes << "\n"
+      << "gateway.tls=" << r.gateway.tls << "\n";
   for (const auto& [name, policy] : o.retry_presets) Policy(out, "preset." + name, policy);
   out << "store.synchronous=" << r.store.sqlite_synchronous << "\n"
       << "store.batch_cap=" << r.store.batch_cap << "\n"

@@ -13,6 +13,7 @@
 #include "bus/event_bus.h"
 #include "orchestrator/alert_notifier.h"
 #include "orchestrator/callback_notifier.h"
+#include "orchestrator/gateway_service.h"
 #include "orchestrator/orchestrator.h"
 #include "orchestrator/orchestrator_config.h"
 #include "orchestrator/retention_runner.h"
@@ -28,6 +29,7 @@ struct RuntimeOptions {
   bool insecure = false;
   bool acl = false;                  // operator tokens required (access_control.h)
   OrchestratorOptions orchestrator;  // `alert` left empty: main wires it
+  GatewayOptions gateway;            // `log` left empty: main wires it
   store::StoreOptions store;
   bus::BusOptions bus;  // `on_alert` left empty: main wires it
   CallbackOptions callbacks;

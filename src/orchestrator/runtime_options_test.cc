@@ -70,6 +70,10 @@ const std::map<std::string, std::string>& Alternatives() {
       {"alerts.headers", "alerts: {headers: {Authorization: Bearer x}}"},
       {"alerts.timeout", "alerts: {timeout: 1}"},
       {"alerts.max_attempts", "alerts: {max_attempts: 3}"},
+      {"limits.hello_timeout", "limits: {hello_timeout: 2s}"},
+      {"limits.max_sessions", "limits: {max_sessions: 50}"},
+      {"limits.max_watchers", "limits: {max_watchers: 3}"},
+      {"limits.session_outbound_mib", "limits: {session_outbound_mib: 8}"},
   };
   return *m;
 }

@@ -9,16 +9,21 @@
 //       produce an unknown-task event; this stages one with the store API.
 //   apollo-e2e-tool delete-stream NATS_URL STREAM
 //       Deletes a JetStream stream (the `nats` CLI is not installed here).
+//   apollo-e2e-tool silent-streams ADDR N WAIT_S
+//   apollo-e2e-tool stalled-reader ADDR NODE_ID RUN_S
+//       Agent-stream peers that never say Hello / stop reading (see
+//       gateway_peers.h).
 //
 // Exit 0 on success; otherwise one line on stderr and exit 1 (2: usage).
+#include <nats/nats.h>
+
 #include <iostream>
 #include <string>
 #include <vector>
 
-#include <nats/nats.h>
-
 #include "bus/applier.h"
 #include "core/clock.h"
+#include "gateway_peers.h"
 #include "store/open_store.h"
 
 namespace {
@@ -83,6 +88,10 @@ int main(int argc, char** argv) {
   std::vector<std::string> a(argv + 1, argv + argc);
   if (a.size() == 2 && a[0] == "seed-dlq") return SeedDlq(a[1]);
   if (a.size() == 3 && a[0] == "delete-stream") return DeleteStream(a[1], a[2]);
-  std::cerr << "usage: apollo-e2e-tool seed-dlq STORE_URL | delete-stream NATS_URL STREAM\n";
+  std::vector<std::string> rest(a.begin() + (a.empty() ? 0 : 1), a.end());
+  if (!a.empty() && a[0] == "silent-streams") return apollo::e2e::SilentStreams(rest);
+  if (!a.empty() && a[0] == "stalled-reader") return apollo::e2e::StalledReader(rest);
+  std::cerr << "usage: apollo-e2e-tool seed-dlq STORE_URL | delete-stream NATS_URL STREAM |\n"
+               "       silent-streams ADDR N WAIT_S | stalled-reader ADDR NODE_ID RUN_S\n";
   return 2;
 }

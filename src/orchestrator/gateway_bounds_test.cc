@@ -1,0 +1,234 @@
+// The gateway's bounds over real gRPC on 127.0.0.1:0: a stream that never
+// says Hello is ended at the deadline and gives its slot back; streams past
+// the cap are refused before their Hello; a peer that stops reading is cut
+// off once its outbound queue passes the byte cap, and the host hears of it.
+#include <grpcpp/grpcpp.h>
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <condition_variable>
+#include <mutex>
+#include <thread>
+
+#include "orchestrator/gateway_service.h"
+
+namespace apollo::orchestrator {
+namespace {
+
+using apollo::v1::AgentMessage;
+using apollo::v1::CenterMessage;
+using std::chrono::milliseconds;
+
+class Host final : public SessionHost {
+ public:
+  grpc::Status OnHello(const std::shared_ptr<SessionHandle>& handle, const apollo::v1::Hello&,
+                       apollo::v1::Welcome*) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    handles_.push_back(handle);
+    cv_.notify_all();
+    return grpc::Status::OK;
+  }
+  void OnEvents(const std::shared_ptr<SessionHandle>&, apollo::v1::EventBatch,
+                std::function<void(uint64_t)> done) override {
+    done(0);
+  }
+  void OnHeartbeat(const std::shared_ptr<SessionHandle>&, const apollo::v1::Heartbeat&) override {}
+  void OnSnapshot(const std::shared_ptr<SessionHandle>&, const apollo::v1::Snapshot&) override {}
+  void OnProgress(const std::shared_ptr<SessionHandle>&,
+                  const apollo::v1::ProgressReply&) override {}
+  void OnDisconnect(const std::shared_ptr<SessionHandle>&) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    ++disconnects_;
+    cv_.notify_all();
+  }
+  void OnRefused(const std::string& kind, const std::string&, const std::string& detail) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    refusals_.push_back(kind + ": " + detail);
+  }
+
+  std::shared_ptr<SessionHandle> WaitHandle() {
+    std::unique_lock<std::mutex> lock(mu_);
+    cv_.wait_for(lock, std::chrono::seconds(10), [&] { return !handles_.empty(); });
+    return handles_.empty() ? nullptr : handles_.back();
+  }
+  bool WaitDisconnects(int n) {
+    std::unique_lock<std::mutex> lock(mu_);
+    return cv_.wait_for(lock, std::chrono::seconds(10), [&] { return disconnects_ >= n; });
+  }
+  std::vector<std::string> refusals() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return refusals_;
+  }
+  size_t hellos() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return handles_.size();
+  }
+
+ private:
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::vector<std::shared_ptr<SessionHandle>> handles_;  // guarded by mu_
+  int disconnects_ = 0;                                  // guarded by mu_
+  std::vector<std::string> refusals_;                    // guarded by mu_
+};
+
+class GatewayBoundsTest : public ::testing::Test {
+ protected:
+  void Serve(GatewayOptions options) {
+    gateway_ = std::make_unique<GatewayService>(host_, clock_, std::move(options));
+    grpc::ServerBuilder b;
+    b.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(), &port_);
+    b.RegisterService(gateway_.get());
+    server_ = b.BuildAndStart();
+    ASSERT_TRUE(server_ != nullptr);
+    stub_ = apollo::v1::AgentGateway::NewStub(grpc::CreateChannel(
+        "127.0.0.1:" + std::to_string(port_), grpc::InsecureChannelCredentials()));
+  }
+  void TearDown() override {
+    if (server_) server_->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(2));
+  }
+  // Waits (bounded) until the gateway holds `n` streams.
+  bool WaitOpen(int64_t n) {
+    for (int i = 0; i < 500; ++i) {
+      if (gateway_->open_streams() == n) return true;
+      std::this_thread::sleep_for(milliseconds(10));
+    }
+    return false;
+  }
+
+  RealClock clock_;
+  Host host_;
+  std::unique_ptr<GatewayService> gateway_;
+  std::unique_ptr<grpc::Server> server_;
+  std::unique_ptr<apollo::v1::AgentGateway::Stub> stub_;
+  int port_ = 0;
+};
+
+struct Silent {
+  grpc::ClientContext ctx;
+  std::unique_ptr<grpc::ClientReaderWriter<AgentMessage, CenterMessage>> stream;
+};
+
+TEST_F(GatewayBoundsTest, AStreamWithoutHelloIsEndedAtTheDeadline) {
+  GatewayOptions o;
+  o.hello_timeout = milliseconds(200);
+  Serve(o);
+  Silent s;
+  s.ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(20));
+  auto started = std::chrono::steady_clock::now();
+  s.stream = stub_->Connect(&s.ctx);
+  CenterMessage msg;
+  EXPECT_FALSE(s.stream->Read(&msg));  // the center ends it; nothing was sent
+  grpc::Status st = s.stream->Finish();
+  auto took = std::chrono::steady_clock::now() - started;
+  EXPECT_EQ(st.error_code(), grpc::StatusCode::DEADLINE_EXCEEDED) << st.error_message();
+  EXPECT_EQ(st.error_message(),
+            "no Hello within 200ms of opening the stream (limits.hello_timeout)");
+  EXPECT_GE(took, milliseconds(150));
+  EXPECT_LT(took, std::chrono::seconds(5));
+  EXPECT_TRUE(WaitOpen(0));  // its slot is free again
+  EXPECT_EQ(host_.hellos(), 0u);
+  EXPECT_EQ(gateway_->hello_deadlines().expired_total(), 1);
+}
+
+TEST_F(GatewayBoundsTest, StreamsPastTheCapAreRefusedBeforeHello) {
+  GatewayOptions o;
+  o.hello_timeout = std::chrono::seconds(30);
+  o.max_streams = 2;
+  Serve(o);
+  Silent a, b, c;
+  a.stream = stub_->Connect(&a.ctx);
+  b.stream = stub_->Connect(&b.ctx);
+  ASSERT_TRUE(WaitOpen(2));  // silent, not past Hello: they count
+  c.stream = stub_->Connect(&c.ctx);
+  CenterMessage msg;
+  EXPECT_FALSE(c.stream->Read(&msg));
+  grpc::Status st = c.stream->Finish();
+  EXPECT_EQ(st.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED);
+  EXPECT_NE(st.error_message().find("too many agent streams open (2, limits.max_sessions)"),
+            std::string::npos)
+      << st.error_message();
+  EXPECT_EQ(st.error_details(), "5000");  // retry-after for the agent
+  // One leaves: a new stream gets its slot and may say Hello.
+  a.ctx.TryCancel();
+  (void)a.stream->Finish();
+  ASSERT_TRUE(WaitOpen(1));
+  Silent d;
+  d.stream = stub_->Connect(&d.ctx);
+  AgentMessage hello;
+  hello.mutable_hello()->set_node_id("edge-1");
+  ASSERT_TRUE(d.stream->Write(hello));
+  ASSERT_TRUE(d.stream->Read(&msg));
+  EXPECT_TRUE(msg.has_welcome());
+  b.ctx.TryCancel();
+  d.ctx.TryCancel();
+  (void)b.stream->Finish();
+  (void)d.stream->Finish();
+  EXPECT_TRUE(WaitOpen(0));
+}
+
+TEST_F(GatewayBoundsTest, APeerThatStopsReadingIsCutOff) {
+  constexpr int64_t kCap = 1 << 20;
+  GatewayOptions o;
+  o.max_outbound_bytes = kCap;
+  Serve(o);
+  Silent s;
+  s.stream = stub_->Connect(&s.ctx);
+  AgentMessage hello;
+  hello.mutable_hello()->set_node_id("edge-slow");
+  ASSERT_TRUE(s.stream->Write(hello));
+  auto handle = host_.WaitHandle();
+  ASSERT_TRUE(handle);
+  // The client never reads: flow control stalls the writes, the queue
+  // grows until the cap cuts the session off. Bounded: 400 x 64 KiB.
+  CenterMessage big;
+  big.mutable_intents()->add_intents()->set_params_json(std::string(64 << 10, 'x'));
+  for (int sent = 0; sent < 400 && handle->Send(big); ++sent) {
+  }
+  ASSERT_TRUE(host_.WaitDisconnects(1));
+  EXPECT_FALSE(handle->connected());
+  auto refusals = host_.refusals();
+  ASSERT_EQ(refusals.size(), 1u);
+  EXPECT_NE(refusals[0].find("session_cut_off: the peer stopped reading: "), std::string::npos)
+      << refusals[0];
+  EXPECT_NE(refusals[0].find("over the cap of 1048576 (limits.session_outbound_mib)"),
+            std::string::npos)
+      << refusals[0];
+  EXPECT_TRUE(WaitOpen(0));
+  s.ctx.TryCancel();
+  (void)s.stream->Finish();
+}
+
+// The cap bounds the backlog, not the volume: a peer that keeps reading
+// receives many times the cap and is never cut off.
+TEST_F(GatewayBoundsTest, APeerThatReadsIsNeverCutOff) {
+  constexpr int64_t kCap = 1 << 20;
+  GatewayOptions o;
+  o.max_outbound_bytes = kCap;
+  Serve(o);
+  Silent s;
+  s.stream = stub_->Connect(&s.ctx);
+  AgentMessage hello;
+  hello.mutable_hello()->set_node_id("edge-fast");
+  ASSERT_TRUE(s.stream->Write(hello));
+  CenterMessage msg;
+  ASSERT_TRUE(s.stream->Read(&msg));  // Welcome
+  auto handle = host_.WaitHandle();
+  ASSERT_TRUE(handle);
+  CenterMessage big;
+  big.mutable_intents()->add_intents()->set_params_json(std::string(64 << 10, 'x'));
+  int received = 0;
+  for (int i = 0; i < 64; ++i) {  // 4 MiB in all, four times the cap
+    ASSERT_TRUE(handle->Send(big));
+    ASSERT_TRUE(s.stream->Read(&msg)) << "cut off after " << received << " messages";
+    ++received;
+  }
+  EXPECT_EQ(received, 64);
+  EXPECT_TRUE(handle->connected());
+  EXPECT_TRUE(host_.refusals().empty());
+  s.ctx.TryCancel();
+  (void)s.stream->Finish();
+}
+
+}  // namespace
+}  // namespace apollo::orchestrator
