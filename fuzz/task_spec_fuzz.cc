@@ -19,6 +19,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   }
   for (const auto& d : parsed.errors) {
     if (d.line < 1 || d.column < 1 || d.message.empty()) __builtin_trap();
+    for (char c : d.message) {
+      if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) __builtin_trap();  // one line
+    }
   }
   return 0;
 }

@@ -187,6 +187,19 @@ TEST(TaskSpecTest, HostileBinaryInputIsADiagnosticNotACrash) {
   }
 }
 
+// yaml-cpp quotes the offending character raw in its messages (here a line
+// break); a diagnostic is still one printable line (found by config_fuzz).
+TEST(TaskSpecTest, DiagnosticsAreOnePrintableLine) {
+  const char raw[] = "li1\x02\x00\n  bus: 'C\n";
+  ParsedTasks p = ParseTaskFile(std::string(raw, sizeof(raw) - 1), "x.yaml");
+  ASSERT_FALSE(p.ok());
+  for (const auto& d : p.errors) {
+    for (char c : d.message) {
+      EXPECT_FALSE(static_cast<unsigned char>(c) < 0x20 || c == 0x7f) << d.ToString();
+    }
+  }
+}
+
 // Every file in tests/data/bad/ with the exact diagnostics in its
 // .expected file (one per line, in file order).
 TEST(TaskSpecTest, BadFilesGiveTheExpectedDiagnostics) {

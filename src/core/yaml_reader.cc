@@ -43,6 +43,20 @@ std::optional<double> FloatScalar(const std::string& s) {
   return v;
 }
 
+// `c` as a message shows it: control characters escaped, so a message is
+// one printable line whatever the file holds.
+void AppendShown(char c, std::string* out) {
+  if (c == '\n') {
+    *out += "\\n";
+  } else if (c == '\t') {
+    *out += "\\t";
+  } else if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) {
+    *out += '?';
+  } else {
+    *out += c;
+  }
+}
+
 }  // namespace
 
 size_t EditDistance(std::string_view a, std::string_view b) {
@@ -68,11 +82,7 @@ std::string Quote(std::string_view s) {
       out += "...";
       break;
     }
-    if (static_cast<unsigned char>(c) < 0x20) {
-      out += (c == '\n') ? "\\n" : (c == '\t') ? "\\t" : "?";
-    } else {
-      out += c;
-    }
+    AppendShown(c, &out);
   }
   return out + "'";
 }
@@ -81,7 +91,12 @@ void YamlReader::Error(const YAML::Mark& at, std::string message) {
   // yaml-cpp marks are 0-based and -1 when unknown.
   int line = at.line >= 0 ? at.line + 1 : 1;
   int column = at.column >= 0 ? at.column + 1 : 1;
-  out_->push_back(Diagnostic{file_, line, column, std::move(message)});
+  // yaml-cpp's own messages quote the offending character raw
+  // ("unknown escape character: " and a line break).
+  std::string shown;
+  shown.reserve(message.size());
+  for (char c : message) AppendShown(c, &shown);
+  out_->push_back(Diagnostic{file_, line, column, std::move(shown)});
 }
 
 bool YamlReader::Walk(const YAML::Node& n, int depth, size_t* visited) {
