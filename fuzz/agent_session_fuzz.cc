@@ -208,9 +208,12 @@ class FuzzGateway final : public apollo::v1::AgentGateway::CallbackService {
     peer_ = std::move(peer);
   }
   grpc::ServerBidiReactor<AgentMessage, CenterMessage>* Connect(
-      grpc::CallbackServerContext*) override {
+      grpc::CallbackServerContext* ctx) override {
     std::lock_guard<std::mutex> lock(mu_);
-    return new orchestrator::AgentSession(*host_, peer_);  // deletes itself in OnDone
+    orchestrator::SessionBounds bounds;
+    bounds.max_outbound_bytes = 1 << 20;  // the cut-off path too
+    // Deletes itself in OnDone.
+    return new orchestrator::AgentSession(*host_, peer_, ctx, std::move(bounds));
   }
 
  private:

@@ -138,7 +138,7 @@ class Cluster:
         self.bin = args.bin
         # The center may come from elsewhere (the shipped bin/ beside the
         # test build's agents: tests/CMakeLists.txt chaos_shipped_*).
-        self.orch_bin = args.orchestrator_bin or (args.bin + "/orchestrator")
+        self.orch_bin = getattr(args, "orchestrator_bin", None) or (args.bin + "/orchestrator")
         self.env = dict(os.environ)
         for kv in args.env:
             k, _, v = kv.partition("=")
