@@ -1,6 +1,7 @@
 // Applying agent events: dedup, fencing, the state machine, CAS, history.
 // Decided over rows loaded for the whole batch (rows.h, seq.h) and written
 // back with a few set-based statements.
+#include <algorithm>
 #include <set>
 
 #include "store/engine/event_verdict.h"
@@ -125,6 +126,8 @@ Result<ApplyResult> ApplyEvents(WriteTxn& txn, std::span<const Event* const> eve
   for (const Event* e : events) {
     if (!e->node_id.empty()) node_ids.push_back(e->node_id);
   }
+  std::sort(node_ids.begin(), node_ids.end());  // a batch is mostly one node's
+  node_ids.erase(std::unique(node_ids.begin(), node_ids.end()), node_ids.end());
   Result<NodeFacts> refs = txn.FindNodes(node_ids);
   if (!refs.ok()) return refs.status();
   std::set<int64_t> node_refs;
@@ -162,10 +165,8 @@ Result<ApplyResult> ApplyEvents(WriteTxn& txn, std::span<const Event* const> eve
   if (!states.ok()) return states.status();
   FlushSeqs(txn, seqs);
   APOLLO_RETURN_IF_ERROR(RecomputeTasks(txn, ws.touched(), loaded.tasks, *states));
-  for (const Event* e : events) {
-    auto it = e->node_id.empty() ? refs->end() : refs->find(e->node_id);
-    if (it != refs->end()) result.acked_seq[e->node_id] = seqs[it->second.ref].hwm;
-  }
+  // refs holds exactly the nodes of these events: one mark per node.
+  for (const auto& [id, fact] : *refs) result.acked_seq[id] = seqs[fact.ref].hwm;
   return result;
 }
 

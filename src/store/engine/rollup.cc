@@ -44,6 +44,7 @@ constexpr sql::Statement kReleaseDependents{
 Status RecomputeTasks(WriteTxn& txn, const std::vector<int64_t>& touched, const TaskMap& tasks,
                       const TaskStates& states) {
   sql::RowSet changed(kWriteStatus), failed(kFailDependents), succeeded(kReleaseDependents);
+  changed.Reserve(touched.size());
   auto next = states.begin();
   std::vector<TaskState> node_states;
   for (int64_t ref : touched) {  // sorted, like states

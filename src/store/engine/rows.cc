@@ -85,6 +85,7 @@ const sql::Statement kLoadRows{
 
 sql::RowSet KeySet(const RowKeys& keys) {
   sql::RowSet set(kLoadRows);
+  set.Reserve(keys.size());
   for (const auto& [task_id, node_ref] : keys) set.Add(task_id, node_ref);
   return set;
 }

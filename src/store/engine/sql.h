@@ -128,6 +128,7 @@ class Params : public ValueList {
   Params() = default;
   template <typename... T>
   explicit Params(const T&... v) {
+    values_.reserve(sizeof...(T));
     Add(v...);
   }
 };
