@@ -1,7 +1,6 @@
 #include "orchestrator/callback_notifier.h"
 
 #include <algorithm>
-#include <cctype>
 #include <nlohmann/json.hpp>
 
 #include "orchestrator/callback_target.h"
@@ -19,16 +18,11 @@ bool Settled(const store::TaskRow& t) {
   return true;
 }
 
-// The queue key of a URL: its authority (host:port as written), lowercase.
+// The queue key of a callback: host:port ("" for a URL that is not one;
+// Deliver refuses it).
 std::string HostOf(const std::string& url) {
-  size_t start = url.find("://");
-  start = start == std::string::npos ? 0 : start + 3;
-  size_t end = url.find_first_of("/?#", start);
-  std::string host = url.substr(start, end == std::string::npos ? std::string::npos : end - start);
-  size_t at = host.rfind('@');
-  if (at != std::string::npos) host = host.substr(at + 1);
-  for (char& c : host) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return host;
+  Result<CallbackTarget> t = ParseCallbackUrl(url);
+  return t.ok() ? t->host + ":" + std::to_string(t->port) : std::string();
 }
 
 }  // namespace

@@ -64,8 +64,7 @@ bool IsInternalAddress(const sockaddr* addr) {
          (b[0] & 0xFE) == 0xFC;  // fc00::/7 unique local
 }
 
-Result<CallbackTarget> CheckCallbackTarget(const std::string& url,
-                                           const std::vector<std::string>& allowed_hosts) {
+Result<CallbackTarget> ParseCallbackUrl(const std::string& url) {
   std::unique_ptr<CURLU, decltype(&curl_url_cleanup)> u(curl_url(), &curl_url_cleanup);
   if (!u || curl_url_set(u.get(), CURLUPART_URL, url.c_str(), 0) != CURLUE_OK) {
     return Status::InvalidArgument("callback_url '" + url + "' is not a URL");
@@ -87,6 +86,14 @@ Result<CallbackTarget> CheckCallbackTarget(const std::string& url,
   if (t.host.empty() || t.port <= 0) {
     return Status::InvalidArgument("callback_url '" + url + "' has no host");
   }
+  return t;
+}
+
+Result<CallbackTarget> CheckCallbackTarget(const std::string& url,
+                                           const std::vector<std::string>& allowed_hosts) {
+  Result<CallbackTarget> parsed = ParseCallbackUrl(url);
+  if (!parsed.ok()) return parsed.status();
+  CallbackTarget t = std::move(*parsed);
   std::string bare = t.host;  // an IPv6 literal comes in brackets
   if (bare.size() > 2 && bare.front() == '[' && bare.back() == ']') {
     bare = bare.substr(1, bare.size() - 2);

@@ -33,6 +33,11 @@ struct CallbackTarget {
 // IPv4-mapped IPv6 judged as IPv4).
 bool IsInternalAddress(const sockaddr* addr);
 
+// The host (lowercase) and port (the scheme's default when absent) of an
+// http(s) URL, without resolving anything (`pin` empty); InvalidArgument
+// for anything else.
+Result<CallbackTarget> ParseCallbackUrl(const std::string& url);
+
 // OK with the target to POST to; InvalidArgument for a URL that is not
 // http(s)://host[:port]/...; PermissionDenied naming the address and the
 // setting for an internal one; Unavailable when the name does not resolve.
