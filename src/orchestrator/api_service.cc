@@ -80,13 +80,13 @@ grpc::Status ApiService::SubmitTasks(grpc::ServerContext* ctx,
                                      apollo::v1::SubmitTasksResponse* resp) {
   constexpr std::string_view kAction = "task.submit";
   if (req->dry_run()) return Allow(*ctx, Role::kOperator, kAction);
-  Decision d = access_.Check(*ctx, Role::kOperator, kAction);
-  grpc::Status s = d.status.ok() ? Submit(req, resp) : ToGrpc(d.status);
-  std::string target;  // the stored tasks' ids
-  for (const auto& t : resp->tasks()) target += (target.empty() ? "" : ",") + t.task_id();
-  if (resp->errors_size() > 0) target = "(rejected task file)";
-  access_.Audit(d.caller, kAction, target, *req, FromGrpc(s));
-  return s;
+  std::string target;  // the stored tasks' ids, known once stored
+  return Audited(*ctx, Role::kOperator, kAction, target, *req, [&] {
+    grpc::Status s = Submit(req, resp);
+    for (const auto& t : resp->tasks()) target += (target.empty() ? "" : ",") + t.task_id();
+    if (resp->errors_size() > 0) target = "(rejected task file)";
+    return s;
+  });
 }
 
 grpc::Status ApiService::Submit(const apollo::v1::SubmitTasksRequest* req,

@@ -114,7 +114,8 @@ class ApiService final : public apollo::v1::Orchestrator::Service {
     return ToGrpc(access_.Check(ctx, needed, action).status);
   }
   // A mutating call: checks the caller, runs `body` if allowed, and writes
-  // the audit row (`target`: what it acted on) with the outcome either way.
+  // the audit row (`target`: what it acted on, read after `body` ran, so the
+  // body may fill it in) with the outcome either way.
   // `body` may take the caller (const Caller&).
   template <typename Body>
   grpc::Status Audited(const grpc::ServerContextBase& ctx, Role needed, std::string_view action,
