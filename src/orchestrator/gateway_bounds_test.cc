@@ -72,6 +72,19 @@ class Host final : public SessionHost {
   std::vector<std::string> refusals_;                    // guarded by mu_
 };
 
+struct Silent {
+  grpc::ClientContext ctx;
+  std::unique_ptr<grpc::ClientReaderWriter<AgentMessage, CenterMessage>> stream;
+};
+
+// An outbound cap for the cut-off tests, and an intent of 64 KiB.
+constexpr int64_t kOutboundCap = 1 << 20;
+CenterMessage BigIntent() {
+  CenterMessage big;
+  big.mutable_intents()->add_intents()->set_params_json(std::string(64 << 10, 'x'));
+  return big;
+}
+
 class GatewayBoundsTest : public ::testing::Test {
  protected:
   void Serve(GatewayOptions options) {
@@ -102,11 +115,17 @@ class GatewayBoundsTest : public ::testing::Test {
   std::unique_ptr<grpc::Server> server_;
   std::unique_ptr<apollo::v1::AgentGateway::Stub> stub_;
   int port_ = 0;
-};
 
-struct Silent {
-  grpc::ClientContext ctx;
-  std::unique_ptr<grpc::ClientReaderWriter<AgentMessage, CenterMessage>> stream;
+  // Serves with an outbound cap of kOutboundCap; `s` says Hello as `node`.
+  void ServeCappedAndSayHello(Silent& s, const std::string& node) {
+    GatewayOptions o;
+    o.max_outbound_bytes = kOutboundCap;
+    Serve(o);
+    s.stream = stub_->Connect(&s.ctx);
+    AgentMessage hello;
+    hello.mutable_hello()->set_node_id(node);
+    ASSERT_TRUE(s.stream->Write(hello));
+  }
 };
 
 TEST_F(GatewayBoundsTest, AStreamWithoutHelloIsEndedAtTheDeadline) {
@@ -168,21 +187,13 @@ TEST_F(GatewayBoundsTest, StreamsPastTheCapAreRefusedBeforeHello) {
 }
 
 TEST_F(GatewayBoundsTest, APeerThatStopsReadingIsCutOff) {
-  constexpr int64_t kCap = 1 << 20;
-  GatewayOptions o;
-  o.max_outbound_bytes = kCap;
-  Serve(o);
   Silent s;
-  s.stream = stub_->Connect(&s.ctx);
-  AgentMessage hello;
-  hello.mutable_hello()->set_node_id("edge-slow");
-  ASSERT_TRUE(s.stream->Write(hello));
+  ASSERT_NO_FATAL_FAILURE(ServeCappedAndSayHello(s, "edge-slow"));
   auto handle = host_.WaitHandle();
   ASSERT_TRUE(handle);
   // The client never reads: flow control stalls the writes, the queue
   // grows until the cap cuts the session off. Bounded: 400 x 64 KiB.
-  CenterMessage big;
-  big.mutable_intents()->add_intents()->set_params_json(std::string(64 << 10, 'x'));
+  const CenterMessage big = BigIntent();
   for (int sent = 0; sent < 400 && handle->Send(big); ++sent) {
   }
   ASSERT_TRUE(host_.WaitDisconnects(1));
@@ -202,21 +213,13 @@ TEST_F(GatewayBoundsTest, APeerThatStopsReadingIsCutOff) {
 // The cap bounds the backlog, not the volume: a peer that keeps reading
 // receives many times the cap and is never cut off.
 TEST_F(GatewayBoundsTest, APeerThatReadsIsNeverCutOff) {
-  constexpr int64_t kCap = 1 << 20;
-  GatewayOptions o;
-  o.max_outbound_bytes = kCap;
-  Serve(o);
   Silent s;
-  s.stream = stub_->Connect(&s.ctx);
-  AgentMessage hello;
-  hello.mutable_hello()->set_node_id("edge-fast");
-  ASSERT_TRUE(s.stream->Write(hello));
+  ASSERT_NO_FATAL_FAILURE(ServeCappedAndSayHello(s, "edge-fast"));
   CenterMessage msg;
   ASSERT_TRUE(s.stream->Read(&msg));  // Welcome
   auto handle = host_.WaitHandle();
   ASSERT_TRUE(handle);
-  CenterMessage big;
-  big.mutable_intents()->add_intents()->set_params_json(std::string(64 << 10, 'x'));
+  const CenterMessage big = BigIntent();
   int received = 0;
   for (int i = 0; i < 64; ++i) {  // 4 MiB in all, four times the cap
     ASSERT_TRUE(handle->Send(big));
