@@ -27,8 +27,11 @@ std::vector<TaskState> LegalPath(TaskState from, TaskState to) {
     TaskState s = queue.front();
     queue.pop_front();
     for (TaskState next : kAllTaskStates) {
-      // An agent's state never takes the center's not-started edge.
-      if (parent.count(next) || !IsTransitionAllowed(s, next) || IsNotStartedEdge(s, next)) {
+      // An agent's state never takes the center's not-started edge, and
+      // never enters RETRYING: only the retry policy grants a retry (a path
+      // TIMEOUT -> RETRYING -> RUNNING would undo the center's judgement).
+      if (parent.count(next) || !IsTransitionAllowed(s, next) || IsNotStartedEdge(s, next) ||
+          next == TaskState::kRetrying) {
         continue;
       }
       parent[next] = s;
@@ -83,6 +86,16 @@ std::vector<DriftItem> FindDrift(const NodeSnapshot& snapshot,
       continue;
     }
     if (v.status == row.state) continue;
+    if (row.state == TaskState::kRetrying && row.due_kind == store::DueKind::kRetry) {
+      // The center judged this attempt (timed out or failed) and granted a
+      // retry not sent yet: the agent's word on it is fenced, like its
+      // events; the retry's dispatch supersedes the run.
+      d.action = DriftAction::kStoreAhead;
+      d.detail = "attempt " + std::to_string(row.attempt) +
+                 " was judged and its retry granted; the store wins";
+      drift.push_back(std::move(d));
+      continue;
+    }
     d.path = LegalPath(row.state, v.status);
     if (d.path.empty()) {
       d.action = DriftAction::kStoreAhead;

@@ -30,6 +30,9 @@ TEST(ReconcilerTest, LegalPathsFollowTheStateMachine) {
   EXPECT_EQ(LegalPath(S::kRunning, S::kSucceeded), (std::vector<S>{S::kSucceeded}));
   EXPECT_TRUE(LegalPath(S::kSucceeded, S::kRunning).empty());  // never backwards
   EXPECT_TRUE(LegalPath(S::kRunning, S::kRunning).empty());
+  // Only the retry policy enters RETRYING: a judged run is not walked back.
+  EXPECT_TRUE(LegalPath(S::kTimeout, S::kSucceeded).empty());
+  EXPECT_TRUE(LegalPath(S::kFailed, S::kRunning).empty());
 }
 
 TEST(ReconcilerTest, ClassifiesEveryKindOfDrift) {
@@ -70,6 +73,33 @@ TEST(ReconcilerTest, ClassifiesEveryKindOfDrift) {
       EXPECT_EQ(d.path, (std::vector<S>{S::kRunning, S::kSucceeded}));
     }
   }
+}
+
+// The chaos run that found it: attempt 1 ran past its timeout on a cut-off
+// node, the center judged it TIMEOUT and granted a retry; the node came back
+// still running attempt 1. Its report must not move the row (RETRYING ->
+// RUNNING would let attempt 1's SUCCEEDED through the fence).
+TEST(ReconcilerTest, AJudgedAttemptIsFencedFromRepair) {
+  NodeSnapshot snap;
+  snap.node_id = "n1";
+  snap.tasks = {{"judged", 1, S::kRunning, 10},       // retry granted, not sent
+                {"timed-out", 1, S::kSucceeded, 11},  // TIMEOUT, retry not decided
+                {"resent", 2, S::kRunning, 12}};      // the retry's own run
+  store::NodeRow judged = Row("judged", S::kRetrying, 1);
+  judged.due_kind = store::DueKind::kRetry;
+  store::NodeRow resent = Row("resent", S::kRetrying, 2);
+  resent.due_kind = store::DueKind::kAckTimeout;
+  auto drift = FindDrift(snap, {judged, Row("timed-out", S::kTimeout, 1), resent}, 50);
+  std::map<std::string, DriftItem> by_task;
+  for (const auto& d : drift) by_task[d.task_id] = d;
+  ASSERT_EQ(by_task.count("judged"), 1u);
+  EXPECT_EQ(by_task.at("judged").action, DriftAction::kStoreAhead);
+  EXPECT_TRUE(by_task.at("judged").path.empty());
+  ASSERT_EQ(by_task.count("timed-out"), 1u);
+  EXPECT_EQ(by_task.at("timed-out").action, DriftAction::kStoreAhead);
+  ASSERT_EQ(by_task.count("resent"), 1u);
+  EXPECT_EQ(by_task.at("resent").action, DriftAction::kRepair);
+  EXPECT_EQ(by_task.at("resent").path, (std::vector<S>{S::kRunning}));
 }
 
 TEST(ReconcilerTest, AnIncompleteSnapshotNeverFailsRunsItDoesNotList) {
