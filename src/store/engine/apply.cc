@@ -1,8 +1,9 @@
 // Applying agent events: dedup, fencing, the state machine, CAS, history.
 // Decided over rows loaded for the whole batch (rows.h, seq.h) and written
 // back with a few set-based statements.
-#include <algorithm>
 #include <set>
+#include <string_view>
+#include <unordered_set>
 
 #include "store/engine/event_verdict.h"
 #include "store/engine/rows.h"
@@ -122,12 +123,11 @@ Result<EventOutcome> EventApplier::ApplyToRow(const Event& e, Row& row) {
 }  // namespace
 
 Result<ApplyResult> ApplyEvents(WriteTxn& txn, std::span<const Event* const> events) {
-  std::vector<std::string> node_ids;
+  std::vector<std::string> node_ids;  // each once: a batch has few nodes, many events
+  std::unordered_set<std::string_view> seen;
   for (const Event* e : events) {
-    if (!e->node_id.empty()) node_ids.push_back(e->node_id);
+    if (!e->node_id.empty() && seen.insert(e->node_id).second) node_ids.push_back(e->node_id);
   }
-  std::sort(node_ids.begin(), node_ids.end());  // a batch is mostly one node's
-  node_ids.erase(std::unique(node_ids.begin(), node_ids.end()), node_ids.end());
   Result<NodeFacts> refs = txn.FindNodes(node_ids);
   if (!refs.ok()) return refs.status();
   std::set<int64_t> node_refs;

@@ -23,6 +23,10 @@ Status ApplyOp::RunMerged(WriteTxn& txn, std::span<WriteOp* const> group) {
     for (ApplyOp* op : ops) op->result_.emplace(merged.status());
     return merged.status();
   }
+  if (ops.size() == 1) {  // the whole result is this op's
+    ops[0]->result_.emplace(std::move(*merged));
+    return Status::Ok();
+  }
   size_t next = 0;
   for (ApplyOp* op : ops) {
     ApplyResult mine;

@@ -5,7 +5,10 @@
 namespace apollo::store::engine {
 namespace {
 
-constexpr sql::Column kKeyCols[] = {{"task_id", sql::Type::kText}, {"node_ref", sql::Type::kInt}};
+// ord: the key's position in the set, echoed so a loaded row finds its key
+// without the task id coming back.
+constexpr sql::Column kKeyCols[] = {
+    {"ord", sql::Type::kInt}, {"task_id", sql::Type::kText}, {"node_ref", sql::Type::kInt}};
 
 constexpr sql::Statement kStorePayload{
     "INSERT INTO payloads(task_ref, body) VALUES ($1, $2) RETURNING payload_id"};
@@ -73,7 +76,7 @@ constexpr sql::Statement kTaskStates{
 // in a cycle; a lock wait re-reads the locked row, so every value is the
 // latest. The task's roll-up row is locked with its node rows.
 const sql::Statement kLoadRows{
-    "SELECT u.task_id, tn.task_ref, tn.node_ref, tn.state, tn.version, tn.attempt, tn.retries, "
+    "SELECT u.ord, tn.task_ref, tn.node_ref, tn.state, tn.version, tn.attempt, tn.retries, "
     "ts.timeout_us, ts.max_retries, ts.node_count, tn.updated_at, tn.due_kind, tn.due_at, "
     "ts.status, ts.settled_at IS NOT NULL, ts.dependents, ts.start_timeout_us, ts.compensate, "
     "tn.start_deadline, tn.extensions, tn.permanent "
@@ -86,16 +89,20 @@ const sql::Statement kLoadRows{
 sql::RowSet KeySet(const RowKeys& keys) {
   sql::RowSet set(kLoadRows);
   set.Reserve(keys.size());
-  for (const auto& [task_id, node_ref] : keys) set.Add(task_id, node_ref);
+  int64_t ord = 0;
+  for (const auto& [task_id, node_ref] : keys) set.Add(ord++, task_id, node_ref);
   return set;
 }
 
 Loaded ReadLoaded(const sql::Rows& r, const RowKeys& keys) {
+  std::vector<const RowKey*> by_ord;  // KeySet's order: the set is unchanged since
+  by_ord.reserve(keys.size());
+  for (const RowKey& k : keys) by_ord.push_back(&k);
   Loaded out;
   out.rows.reserve(r.size());
   for (size_t i = 0; i < r.size(); ++i) {
-    auto key = keys.find(RowKey(r.Text(i, 0), r.Int(i, 2)));
-    if (key == keys.end()) continue;  // not asked (cannot happen)
+    const uint64_t ord = static_cast<uint64_t>(r.Int(i, 0));
+    if (ord >= by_ord.size()) continue;  // not asked (cannot happen)
     Row row;
     row.task_ref = r.Int(i, 1);
     row.node_ref = r.Int(i, 2);
@@ -115,7 +122,7 @@ Loaded ReadLoaded(const sql::Rows& r, const RowKeys& keys) {
     row.permanent = r.Bool(i, 20);
     out.tasks[row.task_ref] = {static_cast<TaskState>(r.Int(i, 13)), r.Bool(i, 14), row.max_retries,
                                static_cast<int>(r.Int(i, 9)), static_cast<int>(r.Int(i, 15))};
-    out.rows.emplace(*key, std::move(row));
+    out.rows.emplace(*by_ord[ord], std::move(row));
   }
   return out;
 }

@@ -93,7 +93,8 @@ struct Loaded {
 // share a round trip (see apply.cc), then ReadLoaded its rows.
 extern const sql::Statement kLoadRows;
 sql::RowSet KeySet(const RowKeys& keys);
-// `keys`: what was asked (the loaded rows are keyed by these views).
+// `keys`: what was asked, unchanged since KeySet (the loaded rows are keyed
+// by these views, found by their position in the set).
 Loaded ReadLoaded(const sql::Rows& rows, const RowKeys& keys);
 // kLoadRows + ReadLoaded.
 Result<Loaded> LoadRows(WriteTxn& txn, const RowKeys& keys);

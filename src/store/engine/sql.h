@@ -75,10 +75,18 @@ class ValueList {
  public:
   template <typename... T>
   ValueList& Add(const T&... v) {
-    (Put(v), ...);
+    // One resize per row, not a push_back per cell: the writer adds ~40
+    // cells per event.
+    size_t at = values_.size();
+    values_.resize(at + sizeof...(T));
+    Value* out = values_.data() + at;
+    (Put(*out++, v), ...);
     return *this;
   }
-  ValueList& Null(Type t) { return Push({t, true, 0, 0, 0}); }
+  ValueList& Null(Type t) {
+    values_.push_back({t, true, 0, 0, 0});
+    return *this;
+  }
 
   const std::vector<Value>& values() const { return values_; }
   // A kText value's characters (valid until the list changes).
@@ -94,29 +102,25 @@ class ValueList {
     return Type::kText;
   }
   template <typename T>
-  void Put(const T& v) {
+  void Put(Value& out, const T& v) {
     if constexpr (std::is_same_v<T, bool>) {
-      Push({Type::kBool, false, v ? 1 : 0, 0, 0});
+      out = {Type::kBool, false, v ? 1 : 0, 0, 0};
     } else if constexpr (std::is_integral_v<T> || std::is_enum_v<T>) {
-      Push({Type::kInt, false, static_cast<int64_t>(v), 0, 0});
+      out = {Type::kInt, false, static_cast<int64_t>(v), 0, 0};
     } else {
       std::string_view s(v);
-      Push({Type::kText, false, 0, static_cast<uint32_t>(text_.size()),
-            static_cast<uint32_t>(s.size())});
+      out = {Type::kText, false, 0, static_cast<uint32_t>(text_.size()),
+             static_cast<uint32_t>(s.size())};
       text_.append(s);
     }
   }
   template <typename T>
-  void Put(const std::optional<T>& v) {
+  void Put(Value& out, const std::optional<T>& v) {
     if (v) {
-      Put(*v);
+      Put(out, *v);
     } else {
-      Null(TypeOf<T>());
+      out = {TypeOf<T>(), true, 0, 0, 0};
     }
-  }
-  ValueList& Push(Value v) {
-    values_.push_back(v);
-    return *this;
   }
   std::vector<Value> values_;
   std::string text_;
@@ -128,7 +132,6 @@ class Params : public ValueList {
   Params() = default;
   template <typename... T>
   explicit Params(const T&... v) {
-    values_.reserve(sizeof...(T));
     Add(v...);
   }
 };
@@ -170,11 +173,11 @@ class Rows {
   }
   std::string TakeText(size_t row, int col) const { return std::string(Text(row, col)); }
 
-  // Drivers: append a row's cells in column order.
-  void AppendNull() { cells_.push_back(Cell{}); }
-  void AppendInt(int64_t v) { cells_.push_back(Cell{v, 0, 0, false}); }
-  void AppendText(const char* p, size_t n) {
-    cells_.push_back(Cell{0, static_cast<uint32_t>(text_.size()), static_cast<uint32_t>(n), false});
+  // Drivers: a new row of columns() NULL cells, then Set* the others.
+  void AddRow() { cells_.resize(cells_.size() + static_cast<size_t>(columns_)); }
+  void SetInt(int col, int64_t v) { last(col) = Cell{v, 0, 0, false}; }
+  void SetText(int col, const char* p, size_t n) {
+    last(col) = Cell{0, static_cast<uint32_t>(text_.size()), static_cast<uint32_t>(n), false};
     text_.append(p, n);
   }
   void Reserve(size_t rows) { cells_.reserve(rows * columns_); }
@@ -189,6 +192,7 @@ class Rows {
     bool null = true;
   };
   size_t idx(size_t row, int col) const { return row * columns_ + col; }
+  Cell& last(int col) { return cells_[cells_.size() - static_cast<size_t>(columns_) + col]; }
   const Cell& cell(size_t row, int col) const { return cells_[idx(row, col)]; }
   int columns_;
   std::vector<Cell> cells_;

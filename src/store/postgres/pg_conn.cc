@@ -68,22 +68,20 @@ sql::Rows ToRows(const PGresult* r) {
   std::vector<Oid> types(static_cast<size_t>(cols));
   for (int c = 0; c < cols; ++c) types[c] = PQftype(r, c);
   for (int i = 0; i < n; ++i) {
+    rows.AddRow();
     for (int c = 0; c < cols; ++c) {
-      if (PQgetisnull(r, i, c)) {
-        rows.AppendNull();
-        continue;
-      }
+      if (PQgetisnull(r, i, c)) continue;
       const char* v = PQgetvalue(r, i, c);
       const int len = PQgetlength(r, i, c);
       Oid t = types[c];
       if (t == kInt8 || t == kInt4 || t == kInt2 || t == kOid) {
         int64_t n = 0;
         std::from_chars(v, v + len, n);
-        rows.AppendInt(n);
+        rows.SetInt(c, n);
       } else if (t == kBool) {
-        rows.AppendInt(v[0] == 't' ? 1 : 0);
+        rows.SetInt(c, v[0] == 't' ? 1 : 0);
       } else {
-        rows.AppendText(v, static_cast<size_t>(len));
+        rows.SetText(c, v, static_cast<size_t>(len));
       }
     }
   }

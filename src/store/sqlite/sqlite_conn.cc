@@ -160,20 +160,20 @@ Status SqliteConn::Step(Prepared& p, sql::Rows* out, int64_t& changed) {
     if (!out) continue;
     int n = sqlite3_column_count(p.stmt);
     if (out->columns() != n) out->set_columns(n);
+    out->AddRow();
     for (int c = 0; c < n; ++c) {
       switch (sqlite3_column_type(p.stmt, c)) {
         case SQLITE_NULL:
-          out->AppendNull();
           break;
         case SQLITE_INTEGER:
-          out->AppendInt(sqlite3_column_int64(p.stmt, c));
+          out->SetInt(c, sqlite3_column_int64(p.stmt, c));
           break;
         case SQLITE_FLOAT:
-          out->AppendInt(static_cast<int64_t>(sqlite3_column_double(p.stmt, c)));
+          out->SetInt(c, static_cast<int64_t>(sqlite3_column_double(p.stmt, c)));
           break;
         default: {
           const auto* b = static_cast<const char*>(sqlite3_column_blob(p.stmt, c));
-          out->AppendText(b ? b : "", static_cast<size_t>(sqlite3_column_bytes(p.stmt, c)));
+          out->SetText(c, b ? b : "", static_cast<size_t>(sqlite3_column_bytes(p.stmt, c)));
           break;
         }
       }
