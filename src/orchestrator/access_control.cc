@@ -143,8 +143,10 @@ Decision AccessControl::Check(const grpc::ServerContextBase& ctx, Role needed,
   return d;
 }
 
-void AccessControl::Audit(const Caller& caller, std::string_view action, std::string_view target,
-                          const google::protobuf::Message& request, const Status& outcome) const {
+store::AuditRow AccessControl::AuditRowOf(const Caller& caller, std::string_view action,
+                                          std::string_view target,
+                                          const google::protobuf::Message& request,
+                                          const Status& outcome) const {
   store::AuditRow row;
   row.at = clock_.Now();
   row.who = caller.who;
@@ -155,6 +157,12 @@ void AccessControl::Audit(const Caller& caller, std::string_view action, std::st
   row.outcome = outcome.ok() ? "ok"
                              : std::string(StatusCodeName(outcome.code())) + ": " +
                                    outcome.message().substr(0, 512);
+  return row;
+}
+
+void AccessControl::Audit(const Caller& caller, std::string_view action, std::string_view target,
+                          const google::protobuf::Message& request, const Status& outcome) const {
+  store::AuditRow row = AuditRowOf(caller, action, target, request, outcome);
   auto id = store_.AddAudit(row);
   if (!id.ok() && log_) {
     log_("cannot record the audit row of " + row.action + " by " +

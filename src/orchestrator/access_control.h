@@ -85,6 +85,10 @@ class AccessControl {
   // token from the call's metadata and looks its hash up in the store.
   Decision Check(const grpc::ServerContextBase& ctx, Role needed, std::string_view action) const;
 
+  // The audit row of a mutating call (target cut to 512 bytes, the
+  // request as its digest).
+  store::AuditRow AuditRowOf(const Caller& caller, std::string_view action, std::string_view target,
+                             const google::protobuf::Message& request, const Status& outcome) const;
   // Appends the audit row of a mutating call.
   void Audit(const Caller& caller, std::string_view action, std::string_view target,
              const google::protobuf::Message& request, const Status& outcome) const;

@@ -81,16 +81,24 @@ grpc::Status ApiService::SubmitTasks(grpc::ServerContext* ctx,
   constexpr std::string_view kAction = "task.submit";
   if (req->dry_run()) return Allow(*ctx, Role::kOperator, kAction);
   std::string target;  // the stored tasks' ids, known once stored
-  return Audited(*ctx, Role::kOperator, kAction, target, *req, [&] {
-    grpc::Status s = Submit(req, resp);
-    for (const auto& t : resp->tasks()) target += (target.empty() ? "" : ",") + t.task_id();
-    if (resp->errors_size() > 0) target = "(rejected task file)";
-    return s;
-  });
+  return Audited(
+      *ctx, Role::kOperator, kAction, target, *req, [&](const Caller& caller, bool& audited) {
+        // The row rides in the tasks' own transaction: no commit
+        // of its own between the tasks and their dispatch.
+        store::AuditRow row = access_.AuditRowOf(caller, kAction, "", *req, Status::Ok());
+        grpc::Status s = Submit(req, resp, &row);
+        audited = s.ok() && resp->errors_size() == 0;
+        for (const auto& t : resp->tasks()) {
+          target += (target.empty() ? "" : ",") + t.task_id();
+        }
+        if (resp->errors_size() > 0) target = "(rejected task file)";
+        return s;
+      });
 }
 
 grpc::Status ApiService::Submit(const apollo::v1::SubmitTasksRequest* req,
-                                apollo::v1::SubmitTasksResponse* resp) {
+                                apollo::v1::SubmitTasksResponse* resp,
+                                const store::AuditRow* audit) {
   if (!req->dry_run() && orchestrator_.QueuePaused()) {
     return grpc::Status(
         grpc::StatusCode::RESOURCE_EXHAUSTED,
@@ -103,6 +111,7 @@ grpc::Status ApiService::Submit(const apollo::v1::SubmitTasksRequest* req,
   SubmitOptions options;
   options.presets = &orchestrator_.options().retry_presets;
   options.default_start_timeout = orchestrator_.options().default_start_timeout;
+  options.audit = audit;
   Status s = SubmitTaskFile(*req, options, store_, orchestrator_.ids(), resp, &stored);
   if (s.ok() && !req->dry_run() && resp->errors_size() == 0) {
     // Dispatch, ingest and callbacks find these cached instead of reading

@@ -99,8 +99,9 @@ class ApiService final : public apollo::v1::Orchestrator::Service {
  private:
   grpc::Status LoadTask(const std::string& task_id, apollo::v1::Task* out);
   // The bodies of the mutating calls, after the access check.
+  // `audit`: stored with the tasks (see SubmitOptions::audit).
   grpc::Status Submit(const apollo::v1::SubmitTasksRequest* req,
-                      apollo::v1::SubmitTasksResponse* resp);
+                      apollo::v1::SubmitTasksResponse* resp, const store::AuditRow* audit);
   grpc::Status Cancel(const apollo::v1::CancelTaskRequest* req, apollo::v1::Task* resp);
   grpc::Status Retry(const apollo::v1::RetryTaskRequest* req, apollo::v1::Task* resp);
   grpc::Status RunReconcile(const apollo::v1::ReconcileRequest* req,
@@ -116,21 +117,25 @@ class ApiService final : public apollo::v1::Orchestrator::Service {
   // A mutating call: checks the caller, runs `body` if allowed, and writes
   // the audit row (`target`: what it acted on, read after `body` ran, so the
   // body may fill it in) with the outcome either way.
-  // `body` may take the caller (const Caller&).
+  // `body` may take the caller (const Caller&), or the caller and a flag it
+  // sets when it stored the audit row itself, with its own write (bool&).
   template <typename Body>
   grpc::Status Audited(const grpc::ServerContextBase& ctx, Role needed, std::string_view action,
                        const std::string& target, const google::protobuf::Message& request,
                        Body body) {
     Decision d = access_.Check(ctx, needed, action);
     grpc::Status s = ToGrpc(d.status);
+    bool audited = false;
     if (d.status.ok()) {
-      if constexpr (std::is_invocable_v<Body, const Caller&>) {
+      if constexpr (std::is_invocable_v<Body, const Caller&, bool&>) {
+        s = body(d.caller, audited);
+      } else if constexpr (std::is_invocable_v<Body, const Caller&>) {
         s = body(d.caller);
       } else {
         s = body();
       }
     }
-    access_.Audit(d.caller, action, target, request, FromGrpc(s));
+    if (!audited) access_.Audit(d.caller, action, target, request, FromGrpc(s));
     return s;
   }
 

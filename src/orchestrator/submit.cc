@@ -170,7 +170,19 @@ Status SubmitTaskFile(const apollo::v1::SubmitTasksRequest& req, const SubmitOpt
 
   std::vector<store::CreatedTask> created;
   if (!req.dry_run()) {
-    auto r = store.CreateTasks(tasks);
+    Result<std::vector<store::CreatedTask>> r = Status::Ok();
+    if (options.audit) {
+      store::AuditRow row = *options.audit;
+      row.target.clear();
+      for (const auto& t : tasks) {
+        if (row.target.size() >= 512) break;
+        row.target += (row.target.empty() ? "" : ",") + t.spec.task_id;
+      }
+      row.target.resize(std::min<size_t>(row.target.size(), 512));
+      r = store.CreateTasksAudited(tasks, row);
+    } else {
+      r = store.CreateTasks(tasks);
+    }
     if (!r.ok()) {
       if (r.status().code() == StatusCode::kAlreadyExists) {
         AddError(resp, file, 1, r.status().message());

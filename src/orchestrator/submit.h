@@ -16,6 +16,10 @@ struct SubmitOptions {
   const RetryPresets* presets = nullptr;
   // The schedule-to-start deadline of a task that sets no start_timeout.
   std::chrono::seconds default_start_timeout{600};
+  // If set, stored in the same transaction as the tasks, with the tasks'
+  // ids as its target (StateStore::CreateTasksAudited): when the call
+  // returns OK with no errors and not dry_run, the call is audited.
+  const store::AuditRow* audit = nullptr;
 };
 
 // Fills `resp`. Problems with the file go into resp->errors (nothing is

@@ -58,6 +58,11 @@ class StateStore {
   // that exist or are in the same call (kInvalidArgument otherwise). Nodes
   // never registered are recorded as unregistered nodes.
   virtual Result<std::vector<CreatedTask>> CreateTasks(std::span<const NewTask> tasks) = 0;
+  // CreateTasks with `audit` (the call that creates them) appended in the
+  // same transaction: the row exists exactly when the tasks do, and costs
+  // the submit no commit of its own.
+  virtual Result<std::vector<CreatedTask>> CreateTasksAudited(std::span<const NewTask> tasks,
+                                                              const AuditRow& audit) = 0;
 
   // ---- events and transitions
 

@@ -288,6 +288,39 @@ TEST_P(StoreConformanceTest, TheAuditTrailIsKeptInOrderAndFilters) {
   EXPECT_EQ(later->at(0).who, "bob");
 }
 
+// The submit's audit row rides in the tasks' transaction: both or neither.
+TEST_P(StoreConformanceTest, TasksCreatedWithTheirAuditRowExistExactlyWhenItDoes) {
+  AuditRow a;
+  a.who = "ci";
+  a.action = "task.submit";
+  a.target = "t1";
+  a.args_digest = "0f";
+  a.outcome = "ok";
+  TaskSpec spec = Spec("t1", {"n1"});
+  Result<std::vector<CreatedTask>> made =
+      store().CreateTasksAudited(std::vector<NewTask>{{spec, {"n1"}, seconds(0)}}, a);
+  ASSERT_TRUE(made.ok()) << made.status().ToString();
+  ASSERT_EQ(made->size(), 1u);
+  EXPECT_TRUE(made->at(0).created);
+  Result<std::vector<AuditRow>> rows = store().ListAudit({});
+  ASSERT_TRUE(rows.ok());
+  ASSERT_EQ(rows->size(), 1u);
+  EXPECT_EQ(rows->at(0).target, "t1");
+  EXPECT_EQ(rows->at(0).who, "ci");
+  EXPECT_TRUE(store().GetTask("t1").ok());
+
+  // Same id, another spec: the create fails, and so no audit row is kept.
+  TaskSpec other = Spec("t1", {"n1"});
+  other.intent = "something_else";
+  a.target = "t1-again";
+  Result<std::vector<CreatedTask>> clash =
+      store().CreateTasksAudited(std::vector<NewTask>{{other, {"n1"}, seconds(0)}}, a);
+  EXPECT_EQ(clash.status().code(), StatusCode::kAlreadyExists);
+  rows = store().ListAudit({});
+  ASSERT_TRUE(rows.ok());
+  EXPECT_EQ(rows->size(), 1u);
+}
+
 TEST_P(StoreConformanceTest, PurgeTakesWholeSettledTasksInBatchesAndLateEventsStayOut) {
   for (const char* t : {"a", "b", "c"}) DriveTo(t, "n1", TaskState::kSucceeded);
   DriveTo("open", "n1", TaskState::kRunning);

@@ -75,6 +75,10 @@ class FaultyStore final : public store::StateStore {
       std::span<const store::NewTask> tasks) override {
     return inner_.CreateTasks(tasks);
   }
+  Result<std::vector<store::CreatedTask>> CreateTasksAudited(
+      std::span<const store::NewTask> tasks, const store::AuditRow& audit) override {
+    return inner_.CreateTasksAudited(tasks, audit);
+  }
   Result<std::vector<store::EventOutcome>> Transition(
       std::span<const store::TransitionRequest> requests) override {
     return inner_.Transition(requests);

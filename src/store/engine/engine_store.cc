@@ -22,6 +22,18 @@ class EngineStore final : public StateStore {
     return Write<std::vector<CreatedTask>>(
         1, [t = std::move(copy)](WriteTxn& txn) { return InsertTasks(txn, t); });
   }
+  Result<std::vector<CreatedTask>> CreateTasksAudited(std::span<const NewTask> tasks,
+                                                      const AuditRow& audit) override {
+    std::vector<NewTask> copy(tasks.begin(), tasks.end());
+    return Write<std::vector<CreatedTask>>(
+        1, [t = std::move(copy), audit](WriteTxn& txn) -> Result<std::vector<CreatedTask>> {
+          Result<std::vector<CreatedTask>> created = InsertTasks(txn, t);
+          if (!created.ok()) return created;
+          Result<int64_t> id = InsertAudit(txn, audit);
+          if (!id.ok()) return id.status();
+          return created;
+        });
+  }
   std::future<Result<ApplyResult>> ApplyAsync(std::vector<Event> events) override {
     auto op = std::make_unique<ApplyOp>(std::move(events));
     std::future<Result<ApplyResult>> fut = op->future();
