@@ -13,6 +13,7 @@ PACKAGES=(
   protobuf-compiler-grpc libsqlite3-dev sqlite3 libpq-dev
   libnats-dev nlohmann-json3-dev libspdlog-dev libfmt-dev libcli11-dev
   libssl-dev libcurl4-openssl-dev libgtest-dev libgmock-dev libbenchmark-dev
+  libjemalloc-dev
   # servers the tests start themselves
   postgresql nats-server
   # process and network tooling used by tests
