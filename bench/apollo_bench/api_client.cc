@@ -26,11 +26,16 @@ ApiClient::ApiClient(const std::string& address) {
 
 Result<apollo::v1::SubmitTasksResponse> ApiClient::Submit(const std::string& yaml,
                                                           const std::string& file_name) {
-  grpc::ClientContext ctx;
-  SetDeadline(ctx);
   apollo::v1::SubmitTasksRequest req;
   req.set_file_name(file_name);
   req.set_content(yaml);
+  return Submit(req);
+}
+
+Result<apollo::v1::SubmitTasksResponse> ApiClient::Submit(
+    const apollo::v1::SubmitTasksRequest& req) {
+  grpc::ClientContext ctx;
+  SetDeadline(ctx);
   apollo::v1::SubmitTasksResponse resp;
   grpc::Status s = stub_->SubmitTasks(&ctx, req, &resp);
   if (!s.ok()) return FromGrpc(s, "SubmitTasks");

@@ -18,8 +18,9 @@ class ApiClient {
  public:
   explicit ApiClient(const std::string& address);
 
-  // SubmitTasks with a task file's text. A response with diagnostics is
-  // returned as InvalidArgument carrying the first one.
+  // SubmitTasks (a task file's text, or typed specs). A response with
+  // diagnostics is returned as InvalidArgument carrying the first one.
+  Result<apollo::v1::SubmitTasksResponse> Submit(const apollo::v1::SubmitTasksRequest& req);
   Result<apollo::v1::SubmitTasksResponse> Submit(const std::string& yaml,
                                                  const std::string& file_name);
   Result<apollo::v1::Task> GetTask(const std::string& task_id);

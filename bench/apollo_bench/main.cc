@@ -114,6 +114,9 @@ int main(int argc, char** argv) {
                  "latency: connected agents, one run per entry (tasks go to one of them)")
       ->capture_default_str();
   app.add_option("--poll-us", c.poll_us, "latency: GetTask polling interval")->capture_default_str();
+  app.add_flag("--submit-yaml", c.submit_yaml,
+               "throughput, latency, soak: submit task files' YAML text instead of typed specs "
+               "(issue 18), to compare the two");
   app.add_option("--fleet", c.fleet_agents, "fanout/idle/reconnect: agents")->capture_default_str();
   app.add_option("--idle-seconds", c.idle_seconds, "idle: measuring window")->capture_default_str();
   app.add_option("--backlog", c.backlog_events, "recovery: WAL backlog events")->capture_default_str();

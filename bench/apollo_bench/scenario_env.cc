@@ -142,9 +142,9 @@ bool Retryable(const Status& s) {
 
 }  // namespace
 
-Status SubmitAll(ApiClient& api, const std::vector<std::string>& files, int submitters,
-                 std::chrono::steady_clock::time_point deadline, std::vector<double>* call_ms,
-                 size_t* refused) {
+Status SubmitAll(ApiClient& api, const std::vector<apollo::v1::SubmitTasksRequest>& requests,
+                 int submitters, std::chrono::steady_clock::time_point deadline,
+                 std::vector<double>* call_ms, size_t* refused) {
   using Steady = std::chrono::steady_clock;
   std::atomic<size_t> next{0};
   std::mutex mu;
@@ -152,10 +152,10 @@ Status SubmitAll(ApiClient& api, const std::vector<std::string>& files, int subm
   std::vector<std::thread> threads;
   for (int t = 0; t < std::max(1, submitters); ++t) {
     threads.emplace_back([&] {
-      for (size_t i = next++; i < files.size(); i = next++) {
+      for (size_t i = next++; i < requests.size(); i = next++) {
         for (;;) {
           auto start = Steady::now();
-          auto r = api.Submit(files[i], "bench-batch-" + std::to_string(i) + ".yaml");
+          auto r = api.Submit(requests[i]);
           double ms = std::chrono::duration<double, std::milli>(Steady::now() - start).count();
           {
             std::lock_guard<std::mutex> lock(mu);
@@ -165,7 +165,7 @@ Status SubmitAll(ApiClient& api, const std::vector<std::string>& files, int subm
             }
             if (!Retryable(r.status()) || Steady::now() > deadline) {
               if (first_error.ok()) first_error = r.status();
-              next = files.size();
+              next = requests.size();
               return;
             }
             if (refused) ++*refused;
@@ -190,6 +190,31 @@ std::string NoopTaskFile(const std::string& prefix, size_t first,
            "max_interval: 1, backoff: fixed}}\n";
   }
   return out;
+}
+
+apollo::v1::SubmitTasksRequest NoopTasks(const BenchConfig& config, const std::string& prefix,
+                                         size_t first, const std::vector<std::string>& nodes,
+                                         const std::string& file_name) {
+  apollo::v1::SubmitTasksRequest req;
+  req.set_file_name(file_name);
+  if (config.submit_yaml) {
+    req.set_content(NoopTaskFile(prefix, first, nodes));
+    return req;
+  }
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    apollo::v1::TaskSpec* t = req.add_specs();
+    t->set_task_id(prefix + "-t" + std::to_string(first + i));
+    t->set_intent("noop");
+    t->mutable_target_selector()->set_type(apollo::v1::SELECTOR_TYPE_NODES);
+    t->mutable_target_selector()->add_nodes(nodes[i]);
+    t->set_timeout_s(60);
+    apollo::v1::RetryPolicy* retry = t->mutable_retry_policy();
+    retry->set_max_retries(0);
+    retry->set_initial_interval_s(1);
+    retry->set_max_interval_s(1);
+    retry->set_backoff(apollo::v1::BACKOFF_FIXED);
+  }
+  return req;
 }
 
 std::string NoopLabelTaskFile(const std::string& task_id, const std::string& label) {

@@ -57,6 +57,9 @@ struct BenchConfig {
   size_t latency_tasks = 1000;   // 3
   size_t latency_warmup = 10;    // 3: not counted
   int poll_us = 200;             // 3: GetTask polling interval
+  // 1, 3, 7: submit task files' YAML text instead of typed specs (issue 18),
+  // to compare the two.
+  bool submit_yaml = false;
   size_t fleet_agents = 1000;    // 2, 4, 5
   int idle_seconds = 30;         // 4
   size_t backlog_events = 10'000;  // 6
@@ -116,18 +119,23 @@ class ScenarioEnv {
   std::unique_ptr<ApiClient> api_;
 };
 
-// Submits every file from `submitters` threads, retrying refusals (the
+// Submits every request from `submitters` threads, retrying refusals (the
 // dispatch queue's watermark answers RESOURCE_EXHAUSTED) until `deadline`;
 // returns the first hard error. Per-call latencies go to *call_ms, the
 // refusals to *refused (either may be null).
-Status SubmitAll(ApiClient& api, const std::vector<std::string>& files, int submitters,
-                 std::chrono::steady_clock::time_point deadline, std::vector<double>* call_ms,
-                 size_t* refused);
+Status SubmitAll(ApiClient& api, const std::vector<apollo::v1::SubmitTasksRequest>& requests,
+                 int submitters, std::chrono::steady_clock::time_point deadline,
+                 std::vector<double>* call_ms, size_t* refused);
 
 // One noop task per entry of `nodes`, ids "<prefix>-t<first + i>", as a
 // `tasks:` file.
 std::string NoopTaskFile(const std::string& prefix, size_t first,
                          const std::vector<std::string>& nodes);
+// The same tasks as a SubmitTasks request named `file_name`: typed specs
+// built directly, or NoopTaskFile's text with config.submit_yaml.
+apollo::v1::SubmitTasksRequest NoopTasks(const BenchConfig& config, const std::string& prefix,
+                                         size_t first, const std::vector<std::string>& nodes,
+                                         const std::string& file_name);
 // One noop task on every node labelled bench_run=`label`.
 std::string NoopLabelTaskFile(const std::string& task_id, const std::string& label);
 

@@ -25,11 +25,12 @@ struct Sample {
 
 Result<Sample> RunOne(ScenarioEnv& env, SimAgent& agent, size_t i, Duration timeout) {
   const std::string task_id = env.prefix() + "-t" + std::to_string(i);
-  std::string file = NoopTaskFile(env.prefix(), i, {agent.node_id()});
+  apollo::v1::SubmitTasksRequest req =
+      NoopTasks(env.config(), env.prefix(), i, {agent.node_id()}, "latency.yaml");
   Sample s;
   TimePoint wall = env.clock().Now();
   auto start = Steady::now();
-  auto sub = env.api().Submit(file, "latency.yaml");
+  auto sub = env.api().Submit(req);
   if (!sub.ok()) return sub.status();
   s.submit_rpc_ms = Millis(Steady::now() - start);
   auto deadline = start + timeout;
@@ -97,6 +98,7 @@ ScenarioResult RunLatency(const BenchConfig& config, size_t connected_agents) {
   r.extra["tasks"] = config.latency_tasks;
   r.extra["connected_agents"] = (*fleet)->size();
   r.extra["poll_us"] = config.poll_us;
+  r.extra["submit"] = config.submit_yaml ? "yaml" : "typed";
   AddPercentiles(r, "submit_to_running", running);
   AddPercentiles(r, "submit_rpc", rpc);
   AddPercentiles(r, "accepted_at_agent", accepted);

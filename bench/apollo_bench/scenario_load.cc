@@ -23,21 +23,22 @@ ScenarioResult RunThroughput(const BenchConfig& config) {
   if (!fleet.ok()) return Failed(std::move(r), fleet.status().ToString());
   Fleet& f = **fleet;
 
-  // Task i goes to agent i % agents; files of `batch` tasks.
-  std::vector<std::string> files;
+  // Task i goes to agent i % agents; requests of `batch` tasks.
+  std::vector<apollo::v1::SubmitTasksRequest> requests;
   for (size_t first = 0; first < config.tasks; first += config.batch) {
     std::vector<std::string> nodes;
     for (size_t i = first; i < std::min(config.tasks, first + config.batch); ++i) {
       nodes.push_back(f.agent(i % f.size()).node_id());
     }
-    files.push_back(NoopTaskFile((*env)->prefix(), first, nodes));
+    requests.push_back(NoopTasks(config, (*env)->prefix(), first, nodes,
+                                 "bench-batch-" + std::to_string(requests.size()) + ".yaml"));
   }
 
   auto start = Steady::now();
   auto deadline = start + config.timeout;
   std::vector<double> call_ms;
   size_t refused = 0;
-  Status s = SubmitAll((*env)->api(), files, config.submitters, deadline, &call_ms, &refused);
+  Status s = SubmitAll((*env)->api(), requests, config.submitters, deadline, &call_ms, &refused);
   auto submitted = Steady::now();
   if (!s.ok()) return Failed(std::move(r), s.ToString());
 
@@ -63,6 +64,7 @@ ScenarioResult RunThroughput(const BenchConfig& config) {
   r.extra["agents"] = f.size();
   r.extra["batch"] = config.batch;
   r.extra["submitters"] = config.submitters;
+  r.extra["submit"] = config.submit_yaml ? "yaml" : "typed";
   r.extra["seconds"] = Seconds(end - start);
   r.extra["submit_tasks_per_s"] = static_cast<double>(config.tasks) / Seconds(submitted - start);
   r.extra["submit_call_p50_ms"] = Percentile(call_ms, 50);

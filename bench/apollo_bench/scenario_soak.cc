@@ -29,14 +29,16 @@ bool AllAcked(Fleet& f) {
   return true;
 }
 
-// `count` noop tasks from id `*next`, spread over the fleet, in files of 500.
-std::vector<std::string> Files(const std::string& prefix, Fleet& f, size_t count, size_t* next) {
-  std::vector<std::string> files;
+// `count` noop tasks from id `*next`, spread over the fleet, in requests of 500.
+std::vector<apollo::v1::SubmitTasksRequest> Files(const BenchConfig& config,
+                                                  const std::string& prefix, Fleet& f, size_t count,
+                                                  size_t* next) {
+  std::vector<apollo::v1::SubmitTasksRequest> files;
   for (size_t done = 0; done < count;) {
     size_t n = std::min<size_t>(500, count - done);
     std::vector<std::string> nodes;
     for (size_t i = 0; i < n; ++i) nodes.push_back(f.agent((*next + i) % f.size()).node_id());
-    files.push_back(NoopTaskFile(prefix, *next, nodes));
+    files.push_back(NoopTasks(config, prefix, *next, nodes, "soak.yaml"));
     *next += n;
     done += n;
   }
@@ -48,7 +50,7 @@ std::vector<std::string> Files(const std::string& prefix, Fleet& f, size_t count
 Result<double> Burst(ScenarioEnv& env, Fleet& f, size_t count, size_t* next,
                      Steady::time_point deadline) {
   const uint64_t before = Succeeded(f);
-  auto files = Files(env.prefix(), f, count, next);
+  auto files = Files(env.config(), env.prefix(), f, count, next);
   auto start = Steady::now();
   Status s = SubmitAll(env.api(), files, /*submitters=*/2, deadline, nullptr, nullptr);
   if (!s.ok()) return s;
@@ -102,8 +104,8 @@ ScenarioResult RunSoak(const BenchConfig& given) {
   size_t submitted = 0;
   for (auto tick = start; tick < end; tick += std::chrono::milliseconds(100)) {
     std::this_thread::sleep_until(tick);
-    Status s =
-        SubmitAll(e.api(), Files(e.prefix(), f, per_tick, &next), 1, deadline, nullptr, nullptr);
+    Status s = SubmitAll(e.api(), Files(config, e.prefix(), f, per_tick, &next), 1, deadline,
+                         nullptr, nullptr);
     if (!s.ok()) return Failed(std::move(r), "steady submit: " + s.ToString());
     submitted += per_tick;
     if (Steady::now() >= next_sample) {

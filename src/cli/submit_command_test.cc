@@ -31,7 +31,13 @@ TEST_F(CliCommandsTest, SubmitPrintsCreatedUnchangedAndWarnings) {
     std::lock_guard lock(fake_.mu);
     ASSERT_EQ(fake_.submits.size(), 1u);
     EXPECT_EQ(fake_.submits[0].file_name(), file);
-    EXPECT_EQ(fake_.submits[0].content(), kValidTask);
+    // Typed (issue 18): the server parses no YAML.
+    EXPECT_EQ(fake_.submits[0].content(), "");
+    ASSERT_EQ(fake_.submits[0].specs_size(), 1);
+    EXPECT_EQ(fake_.submits[0].specs(0).task_id(), "collect-1");
+    EXPECT_EQ(fake_.submits[0].specs(0).intent(), "collect_metrics");
+    EXPECT_EQ(fake_.submits[0].specs(0).target_selector().key(), "role");
+    EXPECT_EQ(fake_.submits[0].specs(0).retry_policy().max_retries(), 3);
     EXPECT_FALSE(fake_.submits[0].dry_run());
     fake_.submit_response.mutable_tasks(0)->set_created(false);
     fake_.submit_response.clear_warnings();
@@ -90,6 +96,41 @@ TEST_F(CliCommandsTest, SubmitServerDiagnostics) {
   r = Cli({"-o", "json", "task", "submit", "--file", WriteFile("f.yaml", kValidTask)});
   EXPECT_EQ(r.code, 1);
   EXPECT_EQ(nlohmann::json::parse(r.out)["errors"][0]["line"], 3);
+}
+
+// The server's diagnostics about a typed task have no line: the CLI shows
+// them at the task's intent, as the server does for the file's text.
+TEST_F(CliCommandsTest, SubmitTypedDiagnosticsAreShownAtTheIntent) {
+  {
+    std::lock_guard lock(fake_.mu);
+    v1::Diagnostic* d = fake_.submit_response.add_errors();
+    d->set_file("f.yaml");
+    d->set_message("task 'collect-1': intent 'collect_metrics' is not offered by its matched node");
+    d->set_task_index(0);
+    d = fake_.submit_response.add_errors();
+    d->set_file("f.yaml");
+    d->set_message("task 'collect-1' already exists with another spec");
+  }
+  CliRun r = Cli({"task", "submit", "--file", WriteFile("f.yaml", kValidTask)});
+  EXPECT_EQ(r.code, 1);
+  EXPECT_EQ(r.out, "");
+  EXPECT_EQ(r.err,
+            "f.yaml:2:9: task 'collect-1': intent 'collect_metrics' is not offered by its matched "
+            "node\nf.yaml:1:1: task 'collect-1' already exists with another spec\n");
+}
+
+// A preset only the server knows: only the server can read the file, so its
+// text goes (and the server reports at the file's line:column).
+TEST_F(CliCommandsTest, SubmitWithAServerPresetSendsTheText) {
+  const std::string text =
+      std::string(kValidTask).substr(0, std::string(kValidTask).find("retry_policy:")) +
+      "retry_policy: {preset: nightly}\n";
+  CliRun r = Cli({"task", "submit", "--file", WriteFile("p.yaml", text)});
+  EXPECT_EQ(r.code, 0) << r.err;
+  std::lock_guard lock(fake_.mu);
+  ASSERT_EQ(fake_.submits.size(), 1u);
+  EXPECT_EQ(fake_.submits[0].content(), text);
+  EXPECT_EQ(fake_.submits[0].specs_size(), 0);
 }
 
 }  // namespace

@@ -4,22 +4,20 @@
 #include <set>
 #include <tuple>
 
-#include "core/dag.h"
-#include "core/task_id.h"
 #include "core/task_spec.h"
+#include "core/task_spec_rules.h"
 #include "core/yaml_reader.h"
 
 namespace apollo {
 namespace {
 
 using internal::Field;
+using internal::kMaxIntervalSeconds;
+using internal::kMaxRetries;
+using internal::kMaxTimeoutSeconds;
+using internal::NameProblem;
 using internal::Quote;
 using internal::YamlReader;
-
-constexpr int64_t kMaxTimeoutSeconds = 30LL * 24 * 3600;  // 30 days
-constexpr int64_t kMaxIntervalSeconds = 24 * 3600;        // 1 day
-constexpr int64_t kMaxRetries = 100;
-constexpr size_t kMaxNameLength = 128;
 
 const std::vector<std::string_view> kTaskFields = {
     "task_id",      "intent",   "target_selector", "timeout",  "retry_policy", "depends_on",
@@ -33,38 +31,21 @@ const std::vector<std::string_view> kTierFields = {"name",         "max_retries"
                                                    "preset"};
 const std::vector<std::string_view> kCompensationFields = {"intent", "params", "timeout"};
 
-// A name (intent, label key/value, group, node id): the task_id alphabet.
-std::string NameProblem(std::string_view what, std::string_view v) {
-  if (v.empty()) return "'" + std::string(what) + "' must not be empty";
-  if (v.size() > kMaxNameLength) {
-    return "'" + std::string(what) + "' is longer than " + std::to_string(kMaxNameLength) +
-           " characters";
-  }
-  for (char c : v) {
-    bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-              c == '.' || c == '_' || c == '-' || c == '/';
-    if (!ok) {
-      return "'" + std::string(what) + "' " + Quote(v) +
-             " has characters that are not allowed (letters, digits, '.', '_', '-', '/')";
-    }
-  }
-  return {};
-}
-
 class TaskParser {
  public:
   TaskParser(YamlReader& r, const RetryPresets& presets) : r_(r), presets_(presets) {}
 
   // Returns the spec, or nullopt if this task had errors (all reported).
-  std::optional<TaskSpec> Parse(const YAML::Node& n);
+  // *written: its retry_policy as written (nullopt: none).
+  std::optional<TaskSpec> Parse(const YAML::Node& n, std::optional<RetryPolicySource>* written);
 
  private:
   bool Selector(const YAML::Node& n, TargetSelector* out);
-  bool Retry(const YAML::Node& n, RetryPolicy* out);
-  // One tier (`what` names it in messages): explicit fields, or {preset: N}.
-  bool Tier(const YAML::Node& n, const std::string& what, std::vector<RetryTier>* out);
-  // The tiers of preset `name` at `n`, or a diagnostic listing the known ones.
-  bool PresetTiers(const YAML::Node& n, const std::string& name, std::vector<RetryTier>* out);
+  bool Retry(const YAML::Node& n, RetryPolicySource* written, RetryPolicy* out);
+  // One tier (`what` names it in messages): explicit fields, or {preset: N}
+  // (*preset_at: where the preset's name is).
+  bool Tier(const YAML::Node& n, const std::string& what, RetryTierSource* out,
+            YAML::Node* preset_at);
   // The single-tier fields of `fields` into `out` (prefix: "retry_policy").
   bool TierFields(const std::vector<internal::Field>& fields, const std::string& prefix, RetryTier* out);
   bool Compensation(const YAML::Node& n, CompensationSpec* out);
@@ -77,7 +58,7 @@ class TaskParser {
   }
   bool Name(const YAML::Node& n, std::string_view what, std::string* out);
   bool Metadata(const YAML::Node& n, std::map<std::string, std::string>* out);
-  bool Field(const Field& f, TaskSpec* spec, std::vector<std::pair<std::string, YAML::Node>>* deps);
+  bool Field(const Field& f, TaskSpec* spec, std::optional<RetryPolicySource>* written);
 
   YamlReader& r_;
   const RetryPresets& presets_;
@@ -98,9 +79,8 @@ bool TaskParser::Ranged(const YAML::Node& n, std::string_view name, int64_t min,
                         std::string_view unit, int64_t* out) {
   auto v = r_.Integer(n, name);
   if (!v) return false;
-  if (*v < min || *v > max) {
-    r_.Error(n, "'" + std::string(name) + "' must be between " + std::to_string(min) + " and " +
-                    std::to_string(max) + std::string(unit) + ", got " + std::to_string(*v));
+  if (auto p = internal::RangeProblem(name, *v, min, max, unit); !p.empty()) {
+    r_.Error(n, p);
     return false;
   }
   *out = *v;
@@ -116,36 +96,22 @@ bool TaskParser::Selector(const YAML::Node& n, TargetSelector* out) {
   for (auto& field : r_.Fields(n, "target_selector", kSelectorFields)) f[field.key] = field.value;
   bool ok = true;
   if (!f.count("type")) {
-    r_.Error(n, "'target_selector' is missing 'type' (label, group or nodes)");
+    r_.Error(n, internal::SelectorTypeMissingProblem());
     return false;
   }
   auto type = r_.String(f["type"], "target_selector.type");
   if (!type) return false;
-  // Which fields each type needs; any other type-specific field is an error.
-  std::vector<std::string_view> needs;
-  if (*type == "label") {
-    out->type = SelectorType::kLabel;
-    needs = {"key", "value"};
-  } else if (*type == "group") {
-    out->type = SelectorType::kGroup;
-    needs = {"group"};
-  } else if (*type == "nodes") {
-    out->type = SelectorType::kNodes;
-    needs = {"nodes"};
-  } else {
-    r_.Error(f["type"], "'target_selector.type' must be label, group or nodes, got " + Quote(*type));
+  auto parsed_type = internal::ParseSelectorType(*type);
+  if (!parsed_type) {
+    r_.Error(f["type"], internal::SelectorTypeProblem(*type));
     return false;
   }
-  for (std::string_view k : {"key", "value", "group", "nodes"}) {
-    bool needed = std::find(needs.begin(), needs.end(), k) != needs.end();
-    if (needed && !f.count(std::string(k))) {
-      r_.Error(n, "'target_selector' of type " + *type + " needs '" + std::string(k) + "'");
-      ok = false;
-    } else if (!needed && f.count(std::string(k))) {
-      r_.Error(f[std::string(k)], "'target_selector." + std::string(k) +
-                                      "' does not apply to type " + *type);
-      ok = false;
-    }
+  out->type = *parsed_type;
+  // Which fields the type needs; any other type-specific field is an error.
+  auto given = [&](std::string_view k) { return f.count(std::string(k)) > 0; };
+  for (const auto& p : internal::SelectorFieldProblems(out->type, given)) {
+    r_.Error(p.field.empty() ? n : f[p.field], p.message);
+    ok = false;
   }
   if (!ok) return false;
   if (out->type == SelectorType::kLabel) {
@@ -157,18 +123,16 @@ bool TaskParser::Selector(const YAML::Node& n, TargetSelector* out) {
     auto list = r_.StringList(f["nodes"], "target_selector.nodes");
     if (!list) return false;
     if (list->empty()) {
-      r_.Error(f["nodes"], "'target_selector.nodes' must name at least one node");
+      r_.Error(f["nodes"], internal::EmptyNodesProblem());
       return false;
     }
-    std::set<std::string> seen;
+    std::set<std::string, std::less<>> seen;
     for (auto& [id, node] : *list) {
-      if (auto p = NameProblem("target_selector.nodes", id); !p.empty()) {
+      if (auto p = internal::NodeEntryProblem(id, seen); !p.empty()) {
         r_.Error(node, p);
         ok = false;
-      } else if (!seen.insert(id).second) {
-        r_.Error(node, "node " + Quote(id) + " is listed twice in 'target_selector.nodes'");
-        ok = false;
       } else {
+        seen.insert(id);
         out->nodes.push_back(id);
       }
     }
@@ -179,23 +143,6 @@ bool TaskParser::Selector(const YAML::Node& n, TargetSelector* out) {
     if (b) out->allow_empty = *b;
   }
   return ok;
-}
-
-bool TaskParser::PresetTiers(const YAML::Node& n, const std::string& name,
-                             std::vector<RetryTier>* out) {
-  auto it = presets_.find(name);
-  if (it == presets_.end()) {
-    std::string known;
-    for (const auto& [k, v] : presets_) known += (known.empty() ? "" : ", ") + k;
-    r_.Error(n, "unknown retry preset " + Quote(name) + " (known: " + known + ")");
-    return false;
-  }
-  if (it->second.tiers.empty()) {
-    out->push_back(it->second.AsTier(name));
-  } else {
-    out->insert(out->end(), it->second.tiers.begin(), it->second.tiers.end());
-  }
-  return true;
 }
 
 bool TaskParser::TierFields(const std::vector<internal::Field>& fields, const std::string& prefix,
@@ -221,7 +168,7 @@ bool TaskParser::TierFields(const std::vector<internal::Field>& fields, const st
     } else if (f.key == "backoff") {
       auto s = r_.String(f.value, name);
       auto b = s ? ParseBackoff(*s) : std::nullopt;
-      if (s && !b) r_.Error(f.value, "'" + name + "' must be exponential or fixed, got " + Quote(*s));
+      if (s && !b) r_.Error(f.value, internal::BackoffProblem(name, *s));
       ok = ok && b.has_value();
       if (b) out->backoff = *b;
     } else if (f.key == "jitter") {
@@ -232,17 +179,17 @@ bool TaskParser::TierFields(const std::vector<internal::Field>& fields, const st
       ok = Name(f.value, name, &out->name) && ok;
     }
   }
-  if (have_initial && have_max && out->initial_interval > out->max_interval) {
-    r_.Error(initial_node, "'" + prefix + ".initial_interval' (" +
-                               std::to_string(out->initial_interval.count()) +
-                               ") is greater than '" + prefix + ".max_interval' (" +
-                               std::to_string(out->max_interval.count()) + ")");
-    ok = false;
+  if (have_initial && have_max) {
+    if (auto p = internal::IntervalOrderProblem(prefix, *out); !p.empty()) {
+      r_.Error(initial_node, p);
+      ok = false;
+    }
   }
   return ok;
 }
 
-bool TaskParser::Tier(const YAML::Node& n, const std::string& what, std::vector<RetryTier>* out) {
+bool TaskParser::Tier(const YAML::Node& n, const std::string& what, RetryTierSource* out,
+                      YAML::Node* preset_at) {
   if (!n.IsMap()) {
     r_.Error(n, "'" + what + "' must be a mapping ({preset: NAME} or max_retries, "
                 "initial_interval, max_interval, backoff)");
@@ -252,58 +199,66 @@ bool TaskParser::Tier(const YAML::Node& n, const std::string& what, std::vector<
   for (const internal::Field& f : fields) {
     if (f.key != "preset") continue;
     if (fields.size() > 1) {
-      r_.Error(f.key_node, "'" + what + ".preset' stands alone: a preset sets every field");
+      r_.Error(f.key_node, internal::StandsAloneProblem(what + ".preset", /*tier=*/true));
       return false;
     }
     auto name = r_.String(f.value, what + ".preset");
-    return name && PresetTiers(f.value, *name, out);
+    if (!name) return false;
+    out->preset = *name;
+    *preset_at = f.value;
+    return true;
   }
-  RetryTier tier;
-  if (!TierFields(fields, what, &tier)) return false;
-  out->push_back(std::move(tier));
-  return true;
+  return TierFields(fields, what, &out->tier);
 }
 
-bool TaskParser::Retry(const YAML::Node& n, RetryPolicy* out) {
+bool TaskParser::Retry(const YAML::Node& n, RetryPolicySource* written, RetryPolicy* out) {
   if (!n.IsMap()) {
     r_.Error(n, "'retry_policy' must be a mapping ({preset: fast|slow|...}, {tiers: [...]}, or "
                 "max_retries, initial_interval, max_interval, backoff)");
     return false;
   }
   std::vector<internal::Field> fields = r_.Fields(n, "retry_policy", kRetryFields);
+  bool ok = true;
+  std::vector<YAML::Node> preset_at;  // where each preset is named: [0] the policy's, else per tier
   for (const internal::Field& f : fields) {
     if (f.key != "preset" && f.key != "tiers") continue;
     if (fields.size() > 1) {
-      r_.Error(f.key_node, "'retry_policy." + f.key + "' stands alone: it sets every field");
+      r_.Error(f.key_node, internal::StandsAloneProblem("retry_policy." + f.key, /*tier=*/false));
       return false;
     }
-    std::vector<RetryTier> tiers;
     if (f.key == "preset") {
       auto name = r_.String(f.value, "retry_policy.preset");
-      if (!name || !PresetTiers(f.value, *name, &tiers)) return false;
+      if (!name) return false;
+      written->preset = *name;
+      preset_at.push_back(f.value);
     } else {
       if (!f.value.IsSequence() || f.value.size() == 0) {
-        r_.Error(f.value, "'retry_policy.tiers' must be a non-empty list of tiers");
+        r_.Error(f.value, internal::EmptyTiersProblem());
         return false;
       }
-      bool ok = true;
       for (size_t i = 0; i < f.value.size(); ++i) {
-        ok = Tier(f.value[i], "retry_policy.tiers[" + std::to_string(i) + "]", &tiers) && ok;
+        RetryTierSource tier;
+        YAML::Node at;
+        if (Tier(f.value[i], "retry_policy.tiers[" + std::to_string(i) + "]", &tier, &at)) {
+          written->tiers.push_back(std::move(tier));
+          preset_at.push_back(at);
+        } else {
+          ok = false;
+        }
       }
-      if (!ok) return false;
     }
-    *out = RetryPolicy::Tiered(std::move(tiers));
-    return true;
+    break;
   }
-  RetryTier tier = RetryPolicy{}.AsTier("");
-  if (!TierFields(fields, "retry_policy", &tier)) return false;
-  out->max_retries = tier.max_retries;
-  out->initial_interval = tier.initial_interval;
-  out->max_interval = tier.max_interval;
-  out->backoff = tier.backoff;
-  out->jitter = tier.jitter;
-  out->tiers.clear();
-  return true;
+  if (!written->preset && written->tiers.empty() && ok) {
+    written->fields = RetryPolicy{}.AsTier("");
+    if (!TierFields(fields, "retry_policy", &written->fields)) return false;
+  }
+  // Every unknown preset is reported, even beside a tier with other errors.
+  for (auto& [i, p] : internal::ResolveRetryPolicy(*written, presets_, out)) {
+    r_.Error(preset_at[i < 0 ? 0 : static_cast<size_t>(i)], p);
+    ok = false;
+  }
+  return ok;
 }
 
 bool TaskParser::Compensation(const YAML::Node& n, CompensationSpec* out) {
@@ -318,7 +273,7 @@ bool TaskParser::Compensation(const YAML::Node& n, CompensationSpec* out) {
       ok = ok && have_intent;
     } else if (f.key == "params") {
       if (!f.value.IsMap()) {
-        r_.Error(f.value, "'on_failure.params' must be a mapping");
+        r_.Error(f.value, internal::NotMappingProblem("on_failure.params"));
         ok = false;
         continue;
       }
@@ -332,7 +287,7 @@ bool TaskParser::Compensation(const YAML::Node& n, CompensationSpec* out) {
     }
   }
   if (!have_intent && ok) {
-    r_.Error(n, "'on_failure' needs an 'intent' (the compensation to run)");
+    r_.Error(n, internal::CompensationIntentMissingProblem());
     ok = false;
   }
   return ok;
@@ -363,23 +318,22 @@ bool TaskParser::Metadata(const YAML::Node& n, std::map<std::string, std::string
     }
     (*out)[key] = kv.second.IsNull() ? "" : kv.second.Scalar();
   }
-  size_t bytes = nlohmann::json(*out).dump().size();
-  if (ok && bytes > r_.limits().max_payload_bytes) {
-    r_.Error(n, "'metadata' is " + std::to_string(bytes) + " bytes once serialized; the limit is " +
-                    std::to_string(r_.limits().max_payload_bytes));
-    ok = false;
+  if (!ok) return false;
+  if (auto p = internal::MetadataProblem(*out, r_.limits()); !p.empty()) {
+    r_.Error(n, p);
+    return false;
   }
-  return ok;
+  return true;
 }
 
 bool TaskParser::Field(const internal::Field& f, TaskSpec* spec,
-                       std::vector<std::pair<std::string, YAML::Node>>* deps) {
+                       std::optional<RetryPolicySource>* written) {
   const YAML::Node& v = f.value;
   if (f.key == "task_id") {
     auto s = r_.String(v, "task_id");
     if (!s) return false;
-    if (auto p = TaskIdProblem(*s); !p.empty()) {
-      r_.Error(v, "invalid task_id " + Quote(*s) + ": " + p);
+    if (auto p = internal::TaskIdFieldProblem(*s); !p.empty()) {
+      r_.Error(v, p);
       return false;
     }
     spec->task_id = *s;
@@ -393,7 +347,10 @@ bool TaskParser::Field(const internal::Field& f, TaskSpec* spec,
     spec->timeout = std::chrono::seconds(t);
     return ok;
   }
-  if (f.key == "retry_policy") return Retry(v, &spec->retry_policy);
+  if (f.key == "retry_policy") {
+    written->emplace();
+    return Retry(v, &**written, &spec->retry_policy);
+  }
   if (f.key == "start_timeout") {
     int64_t t = 0;
     bool ok = Seconds(v, "start_timeout", 0, kMaxTimeoutSeconds, &t);
@@ -411,28 +368,20 @@ bool TaskParser::Field(const internal::Field& f, TaskSpec* spec,
     if (!list) return false;
     bool ok = true;
     for (auto& [id, node] : *list) {
-      if (auto p = TaskIdProblem(id); !p.empty()) {
-        r_.Error(node, "'depends_on' entry " + Quote(id) + " is not a valid task_id: " + p);
-        ok = false;
-        continue;
-      }
-      if (std::find(spec->depends_on.begin(), spec->depends_on.end(), id) != spec->depends_on.end()) {
-        r_.Error(node, "'depends_on' lists " + Quote(id) + " twice");
+      if (auto p = internal::DependencyProblem(id, spec->depends_on); !p.empty()) {
+        r_.Error(node, p);
         ok = false;
         continue;
       }
       spec->depends_on.push_back(id);
-      deps->emplace_back(id, node);
     }
     return ok;
   }
   if (f.key == "callback_url") {
     auto s = r_.String(v, "callback_url");
     if (!s) return false;
-    bool http = s->rfind("http://", 0) == 0 && s->size() > 7;
-    bool https = s->rfind("https://", 0) == 0 && s->size() > 8;
-    if (!http && !https) {
-      r_.Error(v, "'callback_url' must be an http:// or https:// URL, got " + Quote(*s));
+    if (auto p = internal::CallbackUrlProblem(*s); !p.empty()) {
+      r_.Error(v, p);
       return false;
     }
     spec->callback_url = *s;
@@ -441,7 +390,7 @@ bool TaskParser::Field(const internal::Field& f, TaskSpec* spec,
   if (f.key == "metadata") return Metadata(v, &spec->metadata);
   if (f.key == "params") {
     if (!v.IsMap()) {
-      r_.Error(v, "'params' must be a mapping");
+      r_.Error(v, internal::NotMappingProblem("params"));
       return false;
     }
     auto j = r_.Json(v, "params");
@@ -451,19 +400,19 @@ bool TaskParser::Field(const internal::Field& f, TaskSpec* spec,
   if (f.key == "priority") {
     auto s = r_.String(v, "priority");
     if (!s) return false;
-    if (*s == "high") spec->priority = Priority::kHigh;
-    else if (*s == "normal") spec->priority = Priority::kNormal;
-    else if (*s == "low") spec->priority = Priority::kLow;
-    else {
-      r_.Error(v, "'priority' must be high, normal or low, got " + Quote(*s));
+    auto p = internal::ParsePriority(*s);
+    if (!p) {
+      r_.Error(v, internal::PriorityProblem(*s));
       return false;
     }
+    spec->priority = *p;
     return true;
   }
   return false;  // Fields() only hands out known keys
 }
 
-std::optional<TaskSpec> TaskParser::Parse(const YAML::Node& n) {
+std::optional<TaskSpec> TaskParser::Parse(const YAML::Node& n,
+                                          std::optional<RetryPolicySource>* written) {
   if (!n.IsMap()) {
     r_.Error(n, "a task must be a mapping of fields (task_id, intent, target_selector, ...)");
     return std::nullopt;
@@ -471,15 +420,14 @@ std::optional<TaskSpec> TaskParser::Parse(const YAML::Node& n) {
   TaskSpec spec;
   bool ok = true;
   std::set<std::string> present;
-  std::vector<std::pair<std::string, YAML::Node>> deps;
   for (auto& f : r_.Fields(n, "task", kTaskFields)) {
     present.insert(f.key);
-    ok = Field(f, &spec, &deps) && ok;
+    ok = Field(f, &spec, written) && ok;
   }
   if (!present.count("retry_policy")) spec.retry_policy = DefaultRetryPolicy(presets_);
   for (std::string_view req : {"intent", "target_selector", "timeout"}) {
     if (!present.count(std::string(req))) {
-      r_.Error(n, "missing required field '" + std::string(req) + "'");
+      r_.Error(n, internal::MissingFieldProblem(req));
       ok = false;
     }
   }
@@ -500,35 +448,22 @@ YAML::Node FieldValue(const YAML::Node& map, std::string_view key) {
 // Across the tasks of one file: duplicate ids, unknown deps, cycles.
 void CheckGraph(YamlReader& r, const std::vector<std::pair<TaskSpec, YAML::Node>>& tasks,
                 const ExternalTaskLookup& external) {
-  std::map<std::string, YAML::Mark> first;
-  std::vector<DagNode> dag;
-  for (const auto& [spec, node] : tasks) {
-    if (spec.task_id_generated) {
-      // Nothing can depend on an id that does not exist yet.
-      dag.push_back({"", spec.depends_on});
+  std::vector<const TaskSpec*> specs;
+  for (const auto& t : tasks) specs.push_back(&t.first);
+  auto task_id_at = [&](size_t i) { return FieldValue(tasks[i].second, "task_id"); };
+  auto where = [&](size_t i) { return "line " + std::to_string(task_id_at(i).Mark().line + 1); };
+  for (const auto& p : internal::CheckTaskGraph(specs, external, where)) {
+    if (p.dependency.empty()) {
+      r.Error(task_id_at(p.task), p.message);
       continue;
     }
-    auto [it, fresh] = first.emplace(spec.task_id, FieldValue(node, "task_id").Mark());
-    if (!fresh) {
-      r.Error(FieldValue(node, "task_id"), "duplicate task_id " + Quote(spec.task_id) + " (first defined at line " +
-                        std::to_string(it->second.line + 1) + ")");
+    // Point at the entry itself.
+    const YAML::Node& node = tasks[p.task].second;
+    YAML::Mark at = node.Mark();
+    for (const auto& e : FieldValue(node, "depends_on")) {
+      if (e.IsScalar() && e.Scalar() == p.dependency) at = e.Mark();
     }
-    dag.push_back({spec.task_id, spec.depends_on});
-  }
-  for (const auto& [spec, node] : tasks) {
-    for (const auto& dep : spec.depends_on) {
-      if (first.count(dep) || (external && external(dep))) continue;
-      // Point at the entry itself.
-      YAML::Mark at = node.Mark();
-      for (const auto& e : FieldValue(node, "depends_on")) {
-        if (e.IsScalar() && e.Scalar() == dep) at = e.Mark();
-      }
-      r.Error(at, "'depends_on' names unknown task " + Quote(dep) +
-                      " (not in this file" + (external ? " nor in the store)" : ")"));
-    }
-  }
-  if (auto cycle = FindCycle(dag)) {
-    r.Error(first[cycle->front()], "dependency cycle: " + FormatCycle(*cycle));
+    r.Error(at, p.message);
   }
 }
 
@@ -539,9 +474,8 @@ ParsedTasks ParseTaskFile(std::string_view content, std::string_view file_name,
                           const RetryPresets* presets) {
   ParsedTasks result;
   YamlReader r(file_name, limits, &result.errors);
-  if (content.size() > limits.max_file_bytes) {
-    r.Error(YAML::Mark(), "file is " + std::to_string(content.size()) +
-                              " bytes; the limit is " + std::to_string(limits.max_file_bytes));
+  if (auto p = internal::TooLargeProblem("file", content.size(), limits); !p.empty()) {
+    r.Error(YAML::Mark(), p);
     return result;
   }
   try {
@@ -568,9 +502,8 @@ ParsedTasks ParseTaskFile(std::string_view content, std::string_view file_name,
         r.Error(list, "'tasks' must be a non-empty list of tasks");
         return result;
       }
-      if (list.size() > limits.max_tasks) {
-        r.Error(list, "'tasks' has " + std::to_string(list.size()) + " tasks; the limit is " +
-                          std::to_string(limits.max_tasks));
+      if (auto p = internal::TooManyTasksProblem("'tasks'", list.size(), limits); !p.empty()) {
+        r.Error(list, p);
         return result;
       }
       for (const auto& t : list) task_nodes.push_back(t);
@@ -579,16 +512,22 @@ ParsedTasks ParseTaskFile(std::string_view content, std::string_view file_name,
     }
     TaskParser parser(r, presets ? *presets : BuiltinRetryPresets());
     std::vector<std::pair<TaskSpec, YAML::Node>> parsed;
+    std::vector<std::optional<RetryPolicySource>> written;
     for (const auto& n : task_nodes) {
-      if (auto spec = parser.Parse(n)) parsed.emplace_back(std::move(*spec), n);
+      std::optional<RetryPolicySource> retry;
+      if (auto spec = parser.Parse(n, &retry)) {
+        parsed.emplace_back(std::move(*spec), n);
+        written.push_back(std::move(retry));
+      }
     }
     CheckGraph(r, parsed, external);
     if (result.errors.empty()) {
-            for (auto& p : parsed) {
+      for (auto& p : parsed) {
         YAML::Mark at = FieldValue(p.second, "intent").Mark();
         result.intent_at.push_back({at.line + 1, at.column + 1});
         result.tasks.push_back(std::move(p.first));
       }
+      result.retry_written = std::move(written);
     }
   } catch (const YAML::Exception& e) {
     r.Error(e.mark, "invalid YAML: " + e.msg);

@@ -1,10 +1,12 @@
 #include "core/yaml_reader.h"
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <cstdlib>
-#include <algorithm>
 #include <set>
+
+#include "core/task_spec_rules.h"
 
 namespace apollo::internal {
 namespace {
@@ -96,7 +98,7 @@ void YamlReader::Error(const YAML::Mark& at, std::string message) {
   std::string shown;
   shown.reserve(message.size());
   for (char c : message) AppendShown(c, &shown);
-  out_->push_back(Diagnostic{file_, line, column, std::move(shown)});
+  out_->push_back(Diagnostic{file_, line, column, std::move(shown), /*task_index=*/-1});
 }
 
 bool YamlReader::Walk(const YAML::Node& n, int depth, size_t* visited) {
@@ -106,7 +108,7 @@ bool YamlReader::Walk(const YAML::Node& n, int depth, size_t* visited) {
     return false;
   }
   if (depth > limits_.max_depth) {
-    Error(n, "nesting deeper than " + std::to_string(limits_.max_depth) + " levels");
+    Error(n, DepthProblem(limits_));
     return false;
   }
   if (n.IsSequence() || n.IsMap()) {
@@ -216,7 +218,7 @@ std::optional<std::vector<std::pair<std::string, YAML::Node>>> YamlReader::Strin
 
 bool YamlReader::ToJson(const YAML::Node& n, int depth, nlohmann::json* out) {
   if (depth > limits_.max_depth) {
-    Error(n, "nesting deeper than " + std::to_string(limits_.max_depth) + " levels");
+    Error(n, DepthProblem(limits_));
     return false;
   }
   if (n.IsNull()) {
@@ -266,11 +268,8 @@ bool YamlReader::ToJson(const YAML::Node& n, int depth, nlohmann::json* out) {
 std::optional<nlohmann::json> YamlReader::Json(const YAML::Node& n, std::string_view name) {
   nlohmann::json j;
   if (!ToJson(n, 0, &j)) return std::nullopt;
-  size_t size = j.dump().size();
-  if (size > limits_.max_payload_bytes) {
-    Error(n, "'" + std::string(name) + "' is " + std::to_string(size) +
-                 " bytes once serialized; the limit is " +
-                 std::to_string(limits_.max_payload_bytes));
+  if (auto p = PayloadProblem(name, j.dump().size(), limits_); !p.empty()) {
+    Error(n, p);
     return std::nullopt;
   }
   return j;

@@ -4,18 +4,20 @@
 #include <optional>
 #include <set>
 
+#include "core/task_spec_proto.h"
 #include "core/yaml_reader.h"
 
 namespace apollo::orchestrator {
 namespace {
 
 void AddError(apollo::v1::SubmitTasksResponse* resp, const std::string& file, int line,
-              std::string message, int column = 1) {
+              std::string message, int column = 1, int task_index = -1) {
   auto* d = resp->add_errors();
   d->set_file(file);
   d->set_line(line);
   d->set_column(column);
   d->set_message(std::move(message));
+  if (task_index >= 0) d->set_task_index(task_index);
 }
 
 std::string Join(const std::set<std::string>& names) {
@@ -79,6 +81,11 @@ Status SubmitTaskFile(const apollo::v1::SubmitTasksRequest& req, const SubmitOpt
                       store::StateStore& store, TaskIdGenerator& ids,
                       apollo::v1::SubmitTasksResponse* resp,
                       std::vector<store::NewTask>* stored) {
+  const bool typed = req.specs_size() > 0;
+  if (typed && !req.content().empty()) {
+    return Status::InvalidArgument(
+        "SubmitTasks: set either content (a task file's text) or specs (typed tasks), not both");
+  }
   const std::string file = req.file_name().empty() ? "<request>" : req.file_name();
   Status lookup_error;
   // Dependencies outside the file: one lookup per distinct id (the store
@@ -91,20 +98,26 @@ Status SubmitTaskFile(const apollo::v1::SubmitTasksRequest& req, const SubmitOpt
     known_tasks.emplace(std::string(id), t.ok());
     return t.ok();
   };
-  ParsedTasks parsed = ParseTaskFile(req.content(), file, ParseLimits{}, exists, options.presets);
+  // Typed specs skip YAML; both are checked by the same rules, and what
+  // follows is the same for both.
+  ParsedTasks parsed =
+      typed ? TaskSpecsFromProto(req.specs(), file, ParseLimits{}, exists, options.presets)
+            : ParseTaskFile(req.content(), file, ParseLimits{}, exists, options.presets);
   APOLLO_RETURN_IF_ERROR(lookup_error);
   for (const auto& d : parsed.errors) {
-    auto* e = resp->add_errors();
-    e->set_file(d.file);
-    e->set_line(d.line);
-    e->set_column(d.column);
-    e->set_message(d.message);
+    AddError(resp, d.file, d.line, d.message, d.column, d.task_index);
   }
   if (!parsed.ok()) return Status::Ok();
+  // Where a task's problem found here is shown: its intent's line:column in
+  // a file; a typed spec has none (line 0: the client knows its task_index).
+  auto intent_at = [&](size_t ti) {
+    return ti < parsed.intent_at.size() ? parsed.intent_at[ti] : ParsedTasks::Position{0, 0};
+  };
+  const int task_line = typed ? 0 : 1;  // a task's problem without a better place
 
   // Resolved once per distinct selector and the registered nodes read once
   // per file, not per task: a file of 500 tasks is 500 selectors.
-    std::map<std::string, std::vector<std::string>> resolved;
+  std::map<std::string, std::vector<std::string>> resolved;
   std::optional<std::vector<store::NodeInfo>> node_list;
   std::map<std::string, const store::NodeInfo*> known;
   auto load_nodes = [&]() -> Status {
@@ -139,17 +152,19 @@ Status SubmitTaskFile(const apollo::v1::SubmitTasksRequest& req, const SubmitOpt
       nodes_storage = std::move(*r);
       nodes = &nodes_storage;
     }
+    const int index = static_cast<int>(ti);
     if (nodes->empty() && !spec.target_selector.allow_empty) {
-      AddError(resp, file, 1,
+      AddError(resp, file, task_line,
                "task '" + spec.task_id + "': target_selector (" + Describe(spec.target_selector) +
-                   ") matches no registered node; set allow_empty: true to accept that");
+                   ") matches no registered node; set allow_empty: true to accept that",
+               task_line, index);
       continue;
     }
-        APOLLO_RETURN_IF_ERROR(load_nodes());
+    APOLLO_RETURN_IF_ERROR(load_nodes());
     if (!req.force()) {
       if (std::string p = IntentProblem(spec.intent, *nodes, known); !p.empty()) {
-        const auto at = ti < parsed.intent_at.size() ? parsed.intent_at[ti] : ParsedTasks::Position{1, 1};
-        AddError(resp, file, at.line, "task '" + spec.task_id + "': " + p, at.column);
+        const auto at = intent_at(ti);
+        AddError(resp, file, at.line, "task '" + spec.task_id + "': " + p, at.column, index);
         continue;
       }
     }
@@ -163,7 +178,7 @@ Status SubmitTaskFile(const apollo::v1::SubmitTasksRequest& req, const SubmitOpt
         }
       }
     }
-        const auto start_timeout = spec.start_timeout.value_or(options.default_start_timeout);
+    const auto start_timeout = spec.start_timeout.value_or(options.default_start_timeout);
     tasks.push_back(store::NewTask{spec, *nodes, start_timeout});
   }
   if (resp->errors_size() > 0) return Status::Ok();
@@ -185,7 +200,7 @@ Status SubmitTaskFile(const apollo::v1::SubmitTasksRequest& req, const SubmitOpt
     }
     if (!r.ok()) {
       if (r.status().code() == StatusCode::kAlreadyExists) {
-        AddError(resp, file, 1, r.status().message());
+        AddError(resp, file, task_line, r.status().message(), task_line);
         return Status::Ok();
       }
       return r.status();

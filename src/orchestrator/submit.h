@@ -1,7 +1,8 @@
 #pragma once
 
-// Submission: a task file's text -> validated specs -> resolved target
-// nodes -> tasks in the store (or, for a dry run, only the resolution).
+// Submission: a task file's text, or typed specs (issue 18: no YAML to
+// parse) -> validated specs -> resolved target nodes -> tasks in the store
+// (or, for a dry run, only the resolution).
 //
 // Thread-safety: a free function over thread-safe collaborators.
 
@@ -23,7 +24,10 @@ struct SubmitOptions {
 };
 
 // Fills `resp`. Problems with the file go into resp->errors (nothing is
-// stored then); a failing store is returned as the Status. `stored`, if
+// stored then); a failing store is returned as the Status, and a request
+// with both content and specs as InvalidArgument. Typed specs are checked
+// by the file's rules (task_spec_proto.h); their diagnostics have no line
+// (0) and carry task_index, as does every problem with one task found here. `stored`, if
 // given, receives every task (spec and nodes) the store now holds from this
 // call (created, or already there with the same canonical spec), so the
 // caller can cache them instead of reading them back.
