@@ -1,5 +1,6 @@
 #include "orchestrator/submit.h"
 
+#include <algorithm>
 #include <map>
 #include <optional>
 #include <set>
@@ -185,8 +186,8 @@ Status SubmitTaskFile(const apollo::v1::SubmitTasksRequest& req, const SubmitOpt
 
   std::vector<store::CreatedTask> created;
   if (!req.dry_run()) {
-    Result<std::vector<store::CreatedTask>> r = Status::Ok();
-    if (options.audit) {
+    auto create = [&]() -> Result<std::vector<store::CreatedTask>> {
+      if (!options.audit) return store.CreateTasks(tasks);
       store::AuditRow row = *options.audit;
       row.target.clear();
       for (const auto& t : tasks) {
@@ -194,10 +195,9 @@ Status SubmitTaskFile(const apollo::v1::SubmitTasksRequest& req, const SubmitOpt
         row.target += (row.target.empty() ? "" : ",") + t.spec.task_id;
       }
       row.target.resize(std::min<size_t>(row.target.size(), 512));
-      r = store.CreateTasksAudited(tasks, row);
-    } else {
-      r = store.CreateTasks(tasks);
-    }
+      return store.CreateTasksAudited(tasks, row);
+    };
+    Result<std::vector<store::CreatedTask>> r = create();
     if (!r.ok()) {
       if (r.status().code() == StatusCode::kAlreadyExists) {
         AddError(resp, file, task_line, r.status().message(), task_line);
