@@ -18,21 +18,11 @@ class EngineStore final : public StateStore {
 
   // StateStore: tasks, events, transitions
   Result<std::vector<CreatedTask>> CreateTasks(std::span<const NewTask> tasks) override {
-    std::vector<NewTask> copy(tasks.begin(), tasks.end());
-    return Write<std::vector<CreatedTask>>(
-        1, [t = std::move(copy)](WriteTxn& txn) { return InsertTasks(txn, t); });
+    return Create(tasks, std::nullopt);
   }
   Result<std::vector<CreatedTask>> CreateTasksAudited(std::span<const NewTask> tasks,
                                                       const AuditRow& audit) override {
-    std::vector<NewTask> copy(tasks.begin(), tasks.end());
-    return Write<std::vector<CreatedTask>>(
-        1, [t = std::move(copy), audit](WriteTxn& txn) -> Result<std::vector<CreatedTask>> {
-          Result<std::vector<CreatedTask>> created = InsertTasks(txn, t);
-          if (!created.ok()) return created;
-          Result<int64_t> id = InsertAudit(txn, audit);
-          if (!id.ok()) return id.status();
-          return created;
-        });
+    return Create(tasks, audit);
   }
   std::future<Result<ApplyResult>> ApplyAsync(std::vector<Event> events) override {
     auto op = std::make_unique<ApplyOp>(std::move(events));
@@ -157,6 +147,21 @@ class EngineStore final : public StateStore {
   StoreStats Stats() const override { return writer_->Stats(); }
 
  private:
+  // The tasks, and `audit` if given, in one transaction.
+  Result<std::vector<CreatedTask>> Create(std::span<const NewTask> tasks,
+                                          std::optional<AuditRow> audit) {
+    std::vector<NewTask> copy(tasks.begin(), tasks.end());
+    return Write<std::vector<CreatedTask>>(1,
+                                           [t = std::move(copy), a = std::move(audit)](
+                                               WriteTxn& txn) -> Result<std::vector<CreatedTask>> {
+                                             Result<std::vector<CreatedTask>> created =
+                                                 InsertTasks(txn, t);
+                                             if (!created.ok() || !a) return created;
+                                             Result<int64_t> id = InsertAudit(txn, *a);
+                                             if (!id.ok()) return id.status();
+                                             return created;
+                                           });
+  }
   template <typename T, typename Fn>
   Result<T> Write(int weight, Fn fn) {
     return writer_->Submit<T>(weight, std::move(fn)).get();

@@ -83,10 +83,6 @@ class ValueList {
     (Put(*out++, v), ...);
     return *this;
   }
-  ValueList& Null(Type t) {
-    values_.push_back({t, true, 0, 0, 0});
-    return *this;
-  }
 
   const std::vector<Value>& values() const { return values_; }
   // A kText value's characters (valid until the list changes).
