@@ -19,11 +19,11 @@ bool SessionHandle::connected() const {
   return session_ != nullptr;
 }
 
-void SessionHandle::ResumeReading() {
+void SessionHandle::BatchCommitted() {
   // Under mu_, so OnDone (which detaches under mu_ before deleting the
   // reactor) cannot run in between.
   std::lock_guard<std::mutex> lock(mu_);
-  if (session_ != nullptr) session_->ReadNext();
+  if (session_ != nullptr) session_->OnBatchCommitted();
 }
 
 void SessionHandle::Close(grpc::Status status) {
@@ -56,6 +56,17 @@ void AgentSession::ReadNext() {
   }
   in_.Clear();
   StartRead(&in_);
+}
+
+void AgentSession::OnBatchCommitted() {
+  bool resume = false;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    --batches_in_flight_;
+    resume = read_paused_;
+    read_paused_ = false;
+  }
+  if (resume) ReadNext();
 }
 
 void AgentSession::End(grpc::Status status) {
@@ -127,7 +138,16 @@ void AgentSession::Handle(const AgentMessage& msg) {
     }
     case AgentMessage::kEvents: {
       if (!OwnEvents(msg.events())) return;
-      // Keep reading only after the commit: back-pressure (see header).
+      // Read on while fewer than kMaxBatchesInFlight batches are
+      // committing; at the bound, the last commit to finish resumes reading
+      // (back-pressure, see the header). Counted before the host sees the
+      // batch: its commit may finish before OnEvents returns.
+      bool read_on = false;
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        read_on = ++batches_in_flight_ < kMaxBatchesInFlight;
+        read_paused_ = !read_on;
+      }
       auto handle = handle_;
       host_.OnEvents(handle_, msg.events(), [handle](uint64_t acked) {
         if (acked > 0) {
@@ -135,8 +155,9 @@ void AgentSession::Handle(const AgentMessage& msg) {
           ack.mutable_ack()->set_acked_seq(acked);
           handle->Send(std::move(ack));
         }
-        handle->ResumeReading();
+        handle->BatchCommitted();
       });
+      if (read_on) ReadNext();
       return;
     }
     case AgentMessage::kHeartbeat: host_.OnHeartbeat(handle_, msg.heartbeat()); break;

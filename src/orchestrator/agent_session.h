@@ -17,9 +17,15 @@
 // are never touched. (Heartbeats and snapshots carry no node id: they always
 // count for the stream's own node.)
 //
-// Back-pressure: while an EventBatch is being committed the session does
-// not read the next message, so a fast agent cannot queue unbounded work in
-// the center; gRPC flow control pushes back to the agent.
+// Pipelining and back-pressure: up to kMaxBatchesInFlight EventBatches of
+// one session are being committed at once (the next one is applied while
+// the previous one commits, so an agent's ACCEPTED and its SUCCEEDED just
+// after do not wait for each other's round trip); at that bound the session
+// does not read the next message, so a fast agent cannot queue unbounded
+// work in the center and gRPC flow control pushes back to it. The store
+// commits a session's batches in the order they were read and each ack is
+// sent after its batch committed, in that order (acks are cumulative: a
+// batch that fails to commit ends the stream before any later ack).
 //
 // Bounds (SessionBounds, set by the gateway): the stream holds one of the
 // gateway's stream slots until it ends; it must say Hello within the
@@ -65,8 +71,9 @@ class SessionHandle {
   bool Send(apollo::v1::CenterMessage msg);
   const std::string& node_id() const { return node_id_; }
   bool connected() const;
-  // Reads the next message after a deferred EventBatch (see OnEvents).
-  void ResumeReading();
+  // An EventBatch of this session finished committing (see OnEvents): reads
+  // the next message if reading was paused at the bound.
+  void BatchCommitted();
   // Ends the stream with `status` (the agent reconnects and resends what is
   // not acknowledged). No-op if the stream is gone.
   void Close(grpc::Status status);
@@ -158,6 +165,7 @@ class AgentSession final
   void Enqueue(apollo::v1::CenterMessage msg);  // any thread
   void Handle(const apollo::v1::AgentMessage& msg);
   void ReadNext();
+  void OnBatchCommitted();
   void End(grpc::Status status);
   // Ends the stream with PERMISSION_DENIED `why` and an alert about `node_id`.
   void Refuse(const std::string& node_id, const std::string& why);
@@ -177,6 +185,11 @@ class AgentSession final
   bool writing_ = false;      // guarded by mu_
   bool finished_ = false;     // guarded by mu_
   std::string cut_off_;       // guarded by mu_: why the peer was cut off, if it was
+  int batches_in_flight_ = 0;  // guarded by mu_: EventBatches applied, not yet committed
+  bool read_paused_ = false;   // guarded by mu_: at the bound, no read outstanding
 };
+
+// EventBatches of one session being committed at once (see the header).
+inline constexpr int kMaxBatchesInFlight = 4;
 
 }  // namespace apollo::orchestrator
