@@ -57,6 +57,25 @@ Result<apollo::v1::Task> ApiClient::GetTask(const std::string& task_id) {
   return t;
 }
 
+Result<apollo::v1::Task> ApiClient::WatchUntilSettled(const std::string& task_id,
+                                                      std::chrono::seconds timeout) {
+  grpc::ClientContext ctx;
+  ctx.set_deadline(std::chrono::system_clock::now() + timeout);
+  apollo::v1::WatchTaskRequest req;
+  req.set_task_id(task_id);
+  auto reader = stub_->WatchTask(&ctx, req);
+  apollo::v1::Task t, last;
+  bool any = false;
+  while (reader->Read(&t)) {
+    last.Swap(&t);
+    any = true;
+  }
+  grpc::Status s = reader->Finish();
+  if (!s.ok()) return FromGrpc(s, "WatchTask");
+  if (!any) return Status::Internal("WatchTask " + task_id + ": the stream ended without the task");
+  return last;
+}
+
 Result<std::vector<apollo::v1::HistoryEntry>> ApiClient::History(const std::string& task_id) {
   grpc::ClientContext ctx;
   SetDeadline(ctx);

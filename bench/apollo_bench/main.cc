@@ -113,7 +113,10 @@ int main(int argc, char** argv) {
   app.add_option("--latency-agents", latency_agents,
                  "latency: connected agents, one run per entry (tasks go to one of them)")
       ->capture_default_str();
-  app.add_option("--poll-us", c.poll_us, "latency: GetTask polling interval")->capture_default_str();
+  app.add_option("--poll-us", c.poll_us,
+                 "latency: see SUCCEEDED by polling GetTask this often (0: WatchTask, which the "
+                 "center answers as it commits)")
+      ->capture_default_str();
   app.add_flag("--submit-yaml", c.submit_yaml,
                "throughput, latency, soak: submit task files' YAML text instead of typed specs "
                "(issue 18), to compare the two");

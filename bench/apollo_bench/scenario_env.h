@@ -56,7 +56,7 @@ struct BenchConfig {
   size_t throughput_agents = 100;
   size_t latency_tasks = 1000;   // 3
   size_t latency_warmup = 10;    // 3: not counted
-  int poll_us = 200;             // 3: GetTask polling interval
+  int poll_us = 0;               // 3: GetTask polling interval; 0: WatchTask
   // 1, 3, 7: submit task files' YAML text instead of typed specs (issue 18),
   // to compare the two.
   bool submit_yaml = false;

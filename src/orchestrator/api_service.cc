@@ -112,12 +112,17 @@ grpc::Status ApiService::Submit(const apollo::v1::SubmitTasksRequest* req,
   options.presets = &orchestrator_.options().retry_presets;
   options.default_start_timeout = orchestrator_.options().default_start_timeout;
   options.audit = audit;
+  options.plan_dispatch = [this](store::NewTask& t) { orchestrator_.PlanDispatch(t); };
   Status s = SubmitTaskFile(*req, options, store_, orchestrator_.ids(), resp, &stored);
   if (s.ok() && !req->dry_run() && resp->errors_size() == 0) {
+    // Rows the create did not dispatch are the dispatch loop's (a kick,
+    // not its next tick); a submit dispatched whole needs no pass.
+    bool left = false;
+    for (const auto& t : stored) left = left || t.dispatch_now.size() < t.node_ids.size();
     // Dispatch, ingest and callbacks find these cached instead of reading
     // each task back from the store.
     orchestrator_.TasksStored(std::move(stored));
-    orchestrator_.Kick();
+    if (left) orchestrator_.Kick();
   }
   return ToGrpc(s);
 }
@@ -299,9 +304,14 @@ grpc::Status ApiService::WatchTask(grpc::ServerContext* ctx, const apollo::v1::W
             " at once (limits.max_watchers); try again later, or poll with apollo-cli task status");
   }
   std::string last;
-  // Polls the store (cheap point reads) and sends each change; ends when
-  // every node is settled or the client goes away. Bounded by a day.
-  for (int i = 0; i < 24 * 3600 * 5 && !ctx->IsCancelled(); ++i) {
+  // Reads the task (a cheap point read) and sends each change as soon as
+  // the center commits it (TaskWatchHub), or at the latest 200 ms later;
+  // ends when every node is settled or the client goes away. Bounded by a
+  // day.
+  TaskWatchHub::Watch watch(orchestrator_.task_watches(), req->task_id());
+  const auto end = std::chrono::steady_clock::now() + std::chrono::hours(24);
+  while (!ctx->IsCancelled() && std::chrono::steady_clock::now() < end) {
+    const uint64_t seen = watch.generation();  // before the read: no change slips between
     apollo::v1::Task t;
     grpc::Status s = LoadTask(req->task_id(), &t);
     if (!s.ok()) return s;
@@ -311,7 +321,7 @@ grpc::Status ApiService::WatchTask(grpc::ServerContext* ctx, const apollo::v1::W
       last = std::move(now);
     }
     if (Settled(t)) return grpc::Status::OK;
-    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    watch.WaitPast(seen, std::chrono::milliseconds(200));
   }
   return grpc::Status::OK;
 }

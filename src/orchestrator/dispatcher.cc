@@ -110,7 +110,29 @@ size_t Orchestrator::DispatchPass() {
     if (pass.staged.size() >= chunk) CommitStaged(pass);
   }
   CommitStaged(pass);
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    held_back_ = std::move(pass.held_back);
+    pass_full_ = due->size() >= static_cast<size_t>(options_.due_batch);
+  }
   return due->size();
+}
+
+void Orchestrator::PlanDispatch(store::NewTask& task) const {
+  task.dispatch_now.clear();
+  if (!task.spec.depends_on.empty() || !breakers_.Closed(task.spec.intent)) return;
+  std::vector<std::string> ready;
+  for (const std::string& n : task.node_ids) {
+    if (SessionFor(n)) ready.push_back(n);
+  }
+  if (ready.empty()) return;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (pass_full_) return;
+    std::erase_if(ready, [this](const std::string& n) { return held_back_.count(n) > 0; });
+  }
+  task.dispatch_now = std::move(ready);
+  task.ack_deadline = clock_.Now() + options_.ack_timeout;
 }
 
 void Orchestrator::Stage(Pass& pass, store::TransitionRequest request,
@@ -132,6 +154,7 @@ void Orchestrator::CommitStaged(Pass& pass) {
     for (size_t i = 0; i < pass.staged.size() && i < r->size(); ++i) {
       if ((*r)[i].outcome != store::Outcome::kApplied) continue;
       const Staged& s = pass.staged[i];
+      task_watches_.Notify(s.request.task_id);
       if (s.request.to && (IsFinal(*s.request.to) || IsFinalUnlessRetried(*s.request.to))) {
         TaskMayHaveSettled(s.request.task_id);
       }
@@ -184,13 +207,22 @@ void Orchestrator::TasksStored(std::vector<store::NewTask> tasks) {
   }
   std::vector<std::shared_ptr<const TaskSpec>> made;
   made.reserve(tasks.size());
-  for (store::NewTask& t : tasks) made.push_back(std::make_shared<const TaskSpec>(std::move(t.spec)));
-  std::lock_guard<std::mutex> lock(mu_);
-  if (specs_.size() + made.size() > kMaxCachedSpecs) specs_.clear();
-  for (auto& s : made) {
-    std::string id = s->task_id;
-    specs_.insert_or_assign(std::move(id), std::move(s));
+  Outbox out;
+  for (store::NewTask& t : tasks) {
+    // Dispatched by the create (attempt 1), sent now: the rows are stored.
+    for (const std::string& n : t.dispatch_now) out[n].push_back(MakeIntent(t.spec, 1));
+    task_watches_.Notify(t.spec.task_id);
+    made.push_back(std::make_shared<const TaskSpec>(std::move(t.spec)));
   }
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (specs_.size() + made.size() > kMaxCachedSpecs) specs_.clear();
+    for (auto& s : made) {
+      std::string id = s->task_id;
+      specs_.insert_or_assign(std::move(id), std::move(s));
+    }
+  }
+  SendOutbox(out);
 }
 
 void Orchestrator::ForgetTask(const std::string& task_id) {
@@ -220,6 +252,7 @@ void Orchestrator::TaskMayHaveSettled(const std::string& task_id) {
 }
 
 void Orchestrator::Block(Pass& pass, const store::DueItem& item, const std::string& reason) {
+  pass.held_back.insert(item.node_id);
   auto key = std::make_pair(item.task_id, item.node_id);
   {
     std::lock_guard<std::mutex> lock(mu_);

@@ -338,6 +338,7 @@ void Orchestrator::RecordOutcomes(const PendingApply& p, const store::ApplyResul
   for (size_t i = 0; i < p.events.size() && i < r.outcomes.size(); ++i) {
     const auto& [task_id, type, interrupted] = p.events[i];
     if (r.outcomes[i].outcome != store::Outcome::kApplied) continue;
+    task_watches_.Notify(task_id);
     if (type == EventType::kCancelled) TaskMayHaveSettled(task_id);
     if (type != EventType::kSucceeded && type != EventType::kFailed &&
         type != EventType::kTimeout) {

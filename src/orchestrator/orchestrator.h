@@ -34,6 +34,7 @@
 #include "orchestrator/concurrency_limit.h"
 #include "orchestrator/overload.h"
 #include "orchestrator/reconciler.h"
+#include "orchestrator/task_watch.h"
 #include "store/state_store.h"
 
 namespace apollo::orchestrator {
@@ -116,10 +117,20 @@ class Orchestrator final : public SessionHost {
   // Wakes the dispatch loop now (a submission, a new session, a commit).
   void Kick();
 
+  // Dispatch on create (the submit path, before the create): sets
+  // task.dispatch_now to the nodes that may get attempt 1 in the create's
+  // own transaction — a ready session, the intent's breaker closed, no
+  // dependencies, and nothing the dispatcher is holding back for the node
+  // (its last pass blocked a row there, or it could not see all due work),
+  // so a fresh task never overtakes a backlog the dispatcher drains in
+  // priority order.
+  void PlanDispatch(store::NewTask& task) const;
+
   // Tasks the store has just committed (the submit path): their specs go
   // to the spec cache (specs never change once stored) and their rows to
   // the event bus's directory, so dispatch, ingest and callbacks need no
-  // store read for them.
+  // store read for them. Then each task's dispatch_now nodes (rows the
+  // create dispatched) are sent attempt 1.
   void TasksStored(std::vector<store::NewTask> tasks);
 
   // Where settled tasks are reported for their callback_url (may be null).
@@ -175,6 +186,8 @@ class Orchestrator final : public SessionHost {
   // Slots for WatchTask calls (options.max_watchers): a watch holds one
   // while it runs, and is refused when none is free.
   ConcurrencyLimit& watchers() { return watchers_; }
+  // Where WatchTask calls wait for their task's next commit.
+  TaskWatchHub& task_watches() { return task_watches_; }
   Liveness NodeLiveness(const store::NodeInfo& node) const;
   TaskIdGenerator& ids() { return ids_; }
   const OrchestratorOptions& options() const { return options_; }
@@ -266,6 +279,8 @@ class Orchestrator final : public SessionHost {
     // getting the pass's later, lower-priority rows before the earlier
     // ones the pass already held back: all of them go in the next pass.
     std::map<std::string, std::shared_ptr<SessionHandle>> sessions;
+    // Nodes this pass blocked a row of (held_back_ once the pass ends).
+    std::set<std::string> held_back;
   };
   std::shared_ptr<SessionHandle> PassSession(Pass& pass, const std::string& node_id) const;
   void Stage(Pass& pass, store::TransitionRequest request,
@@ -309,6 +324,10 @@ class Orchestrator final : public SessionHost {
   // Why a (task, node) row is not moving, as last written: erased when it
   // moves on or its task settles.
   std::map<std::pair<std::string, std::string>, std::string> blocked_;      // guarded by mu_
+  // What the last dispatch pass held back (PlanDispatch): nodes it blocked
+  // a row of, and whether it saw less than all due work (a full pass).
+  std::set<std::string> held_back_;  // guarded by mu_
+  bool pass_full_ = false;           // guarded by mu_
   // A run asked for progress at its execution timeout, per (task, node).
   struct ProgressAsk {
     uint32_t attempt = 0;
@@ -335,6 +354,7 @@ class Orchestrator final : public SessionHost {
   TokenBucket retry_budget_;
   Watermarks watermarks_;
   ConcurrencyLimit watchers_;
+  TaskWatchHub task_watches_;
   TimePoint watermarks_checked_{};  // dispatch thread only
   TimePoint heartbeats_flushed_{};  // dispatch thread only
 

@@ -33,6 +33,12 @@ bool CircuitBreakers::Allow(const std::string& intent, TimePoint now) {
   return true;
 }
 
+bool CircuitBreakers::Closed(const std::string& intent) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = entries_.find(intent);
+  return it == entries_.end() || it->second.info.state == BreakerState::kClosed;
+}
+
 bool CircuitBreakers::MakeRoom() {
   if (entries_.size() < max_entries_) return true;
   // Healthy closed breakers first, then closed ones on a failure streak

@@ -49,6 +49,9 @@ class CircuitBreakers {
   // May a task of `intent` be dispatched now? In half-open state exactly one
   // caller gets true until that task's outcome is recorded.
   bool Allow(const std::string& intent, TimePoint now);
+  // Closed (or not tracked): dispatch is allowed with nothing to decide (no
+  // cool-down elapsed, no probe to hand out). Changes nothing.
+  bool Closed(const std::string& intent) const;
   // Records a final outcome. Returns true when this call opened the breaker
   // (the caller raises the alert).
   bool Record(const std::string& intent, bool success, TimePoint now);

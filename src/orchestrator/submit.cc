@@ -180,9 +180,12 @@ Status SubmitTaskFile(const apollo::v1::SubmitTasksRequest& req, const SubmitOpt
       }
     }
     const auto start_timeout = spec.start_timeout.value_or(options.default_start_timeout);
-    tasks.push_back(store::NewTask{spec, *nodes, start_timeout});
+    tasks.push_back(store::NewTask{spec, *nodes, start_timeout, {}, {}});
   }
   if (resp->errors_size() > 0) return Status::Ok();
+  if (options.plan_dispatch && !req.dry_run()) {
+    for (store::NewTask& t : tasks) options.plan_dispatch(t);
+  }
 
   std::vector<store::CreatedTask> created;
   if (!req.dry_run()) {
@@ -213,7 +216,13 @@ Status SubmitTaskFile(const apollo::v1::SubmitTasksRequest& req, const SubmitOpt
     t->set_created(!req.dry_run() && i < created.size() && created[i].created);
     for (const auto& n : tasks[i].node_ids) t->add_nodes(n);
   }
-  if (stored && !req.dry_run()) *stored = std::move(tasks);
+  if (stored && !req.dry_run()) {
+    for (size_t i = 0; i < tasks.size(); ++i) {
+      tasks[i].dispatch_now.clear();
+      if (i < created.size()) tasks[i].dispatch_now = std::move(created[i].dispatched);
+    }
+    *stored = std::move(tasks);
+  }
   return Status::Ok();
 }
 

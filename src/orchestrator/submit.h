@@ -6,6 +6,8 @@
 //
 // Thread-safety: a free function over thread-safe collaborators.
 
+#include <functional>
+
 #include "apollo/v1/api.pb.h"
 #include "core/task_id.h"
 #include "store/state_store.h"
@@ -21,6 +23,10 @@ struct SubmitOptions {
   // ids as its target (StateStore::CreateTasksAudited): when the call
   // returns OK with no errors and not dry_run, the call is audited.
   const store::AuditRow* audit = nullptr;
+  // Dispatch on create (may be empty): called for each task about to be
+  // created; sets NewTask::dispatch_now to the nodes that may be sent
+  // attempt 1 at once (the orchestrator: those with a ready session).
+  std::function<void(store::NewTask&)> plan_dispatch;
 };
 
 // Fills `resp`. Problems with the file go into resp->errors (nothing is
@@ -30,7 +36,9 @@ struct SubmitOptions {
 // (0) and carry task_index, as does every problem with one task found here. `stored`, if
 // given, receives every task (spec and nodes) the store now holds from this
 // call (created, or already there with the same canonical spec), so the
-// caller can cache them instead of reading them back.
+// caller can cache them instead of reading them back; each one's
+// dispatch_now then holds the nodes whose rows the create dispatched (the
+// caller sends them attempt 1), empty for a task that already existed.
 //
 // An intent that none of a task's matched nodes advertises (misspelt, or
 // disabled there) is an error naming the closest intent they do run,

@@ -23,6 +23,77 @@ std::vector<std::pair<std::string, DueKind>> Due(StateStore& s, TimePoint now) {
   return out;
 }
 
+// Dispatch on create (the submit path, issue 18): the rows asked for are
+// created DISPATCHED in the create's transaction, exactly as a dispatch
+// pass would leave them; the rows that cannot start yet stay PENDING.
+TEST_P(StoreConformanceTest, CreateDispatchesTheRowsThatCanStartInItsOwnTransaction) {
+  NodeInfo n1{"n1", {}, {}, {}, "normal", "1.0", clock_.Now(), true, {}};
+  ASSERT_TRUE(store().UpsertNode(n1).ok());
+  const TimePoint ack_by = clock_.Now() + seconds(10);
+  // n2 never registered; t2 depends on t1, which has not succeeded.
+  NewTask fresh{Spec("t1", {"n1", "n2"}), {"n1", "n2"}, seconds(60), {"n1", "n2"}, ack_by};
+  NewTask dep{Spec("t2", {"n1"}), {"n1"}, seconds(60), {"n1"}, ack_by};
+  dep.spec.depends_on = {"t1"};
+  std::vector<NewTask> tasks = {fresh, dep};
+  Result<std::vector<CreatedTask>> r = store().CreateTasks(tasks);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_THAT(r->at(0).dispatched, ElementsAre("n1"));
+  EXPECT_TRUE(r->at(1).dispatched.empty());
+
+  NodeRow sent = Row("t1", "n1");
+  EXPECT_EQ(sent.state, TaskState::kDispatched);
+  EXPECT_EQ(sent.version, 2);
+  EXPECT_EQ(sent.attempt, 1u);
+  EXPECT_EQ(sent.due_kind, DueKind::kAckTimeout);
+  EXPECT_EQ(sent.due_at, ack_by);
+  EXPECT_EQ(sent.start_deadline, clock_.Now() + seconds(60));
+  EXPECT_EQ(sent.blocked_reason.rfind("awaiting_ack since ", 0), 0u) << sent.blocked_reason;
+  NodeRow absent = Row("t1", "n2");
+  EXPECT_EQ(absent.state, TaskState::kPending);
+  EXPECT_EQ(absent.version, 1);
+  EXPECT_EQ(absent.attempt, 0u);
+  EXPECT_EQ(absent.blocked_reason, "node_not_registered");
+  EXPECT_EQ(Row("t2", "n1").state, TaskState::kPending);
+  EXPECT_EQ(store().GetTask("t1")->status, TaskState::kDispatched);
+  EXPECT_EQ(store().GetTask("t2")->status, TaskState::kPending);
+
+  // The history says both steps, in order, with the dispatch's version.
+  Result<std::vector<HistoryRow>> h = store().GetHistory("t1");
+  ASSERT_TRUE(h.ok());
+  std::vector<std::tuple<Cause, TaskState, int64_t, uint32_t, std::string>> on_n1;
+  for (const HistoryRow& e : *h) {
+    if (e.node_id == "n1") on_n1.emplace_back(e.cause, e.to, e.version, e.attempt, e.detail);
+  }
+  EXPECT_THAT(on_n1, ElementsAre(std::tuple(Cause::kCreate, TaskState::kPending, 1, 0u, ""),
+                                 std::tuple(Cause::kDispatch, TaskState::kDispatched, 2, 1u,
+                                            "sent to n1")));
+
+  // Not due for dispatch again: due at its ack deadline, like any sent row.
+  auto due_on_n1 = [&](TimePoint at) {
+    std::vector<std::pair<std::string, DueKind>> out;
+    Result<std::vector<DueItem>> due = store().DueWork(at, 100);
+    EXPECT_TRUE(due.ok()) << due.status().ToString();
+    if (!due.ok()) return out;
+    for (const DueItem& d : *due) {
+      if (d.node_id == "n1") out.emplace_back(d.task_id, d.kind);
+    }
+    return out;
+  };
+  EXPECT_TRUE(due_on_n1(clock_.Now()).empty());
+  EXPECT_THAT(due_on_n1(ack_by), ElementsAre(std::pair("t1", DueKind::kAckTimeout)));
+  // The agent's answer to attempt 1 applies as after any dispatch.
+  EXPECT_EQ(ApplyOk({Ev("t1", "n1", EventType::kAccepted, 1)}).outcomes[0].outcome,
+            Outcome::kApplied);
+  EXPECT_EQ(Row("t1", "n1").state, TaskState::kRunning);
+
+  // A resubmission changes nothing and dispatches nothing.
+  Result<std::vector<CreatedTask>> again = store().CreateTasks(tasks);
+  ASSERT_TRUE(again.ok());
+  EXPECT_FALSE(again->at(0).created);
+  EXPECT_TRUE(again->at(0).dispatched.empty());
+  EXPECT_EQ(Row("t1", "n1").state, TaskState::kRunning);
+}
+
 TEST_P(StoreConformanceTest, DueWorkOfEveryKindFollowsTheClock) {
   Create({Spec("t1", {"n1"})}, {"n1"});
   EXPECT_THAT(Due(store(), clock_.Now()), ElementsAre(std::pair("t1", DueKind::kDispatch)));

@@ -33,6 +33,15 @@ struct NewTask {
   // The schedule-to-start deadline in force: the spec's start_timeout, or
   // the orchestrator's default when the spec has none; 0: wait forever.
   std::chrono::seconds start_timeout{0};
+  // Dispatch on create: the nodes (of node_ids) the caller has a ready
+  // session to and will send attempt 1 to once the create committed. Their
+  // rows are created DISPATCHED (attempt 1, awaiting the ack by
+  // ack_deadline) in the create's own transaction, as if a dispatch pass
+  // had moved them: one commit for both. A row that cannot start yet (a
+  // dependency not SUCCEEDED, a node never registered) is created PENDING
+  // as usual and left to the dispatcher.
+  std::vector<std::string> dispatch_now{};
+  TimePoint ack_deadline{};  // with dispatch_now
 };
 
 struct CreatedTask {
@@ -40,6 +49,9 @@ struct CreatedTask {
   // False: the task already existed with the same canonical spec and this
   // call changed nothing (idempotent resubmission).
   bool created = false;
+  // The nodes of NewTask::dispatch_now whose rows were created DISPATCHED:
+  // the caller sends them attempt 1 now (the ack timeout resends otherwise).
+  std::vector<std::string> dispatched{};
 };
 
 // What a (task, node) row is waiting for, and when. Maintained by the store

@@ -93,4 +93,24 @@ want=$(for i in $(seq -w 1 10); do printf 'vip-%s ' "$i"; done)
 [ "$(first ACCEPTED 10)" = "$want" ] || fail "710-task backlog, first 10 accepted: $(order ACCEPTED)"
 [ "$(first SUCCEEDED 10)" = "$want" ] || fail "710-task backlog, first 10 runs: $(order SUCCEEDED)"
 check_pass "with 700 low + 10 high queued (more than one dispatch chunk), the center sent and the agent ran the high ones first"
+
+# Round 3, nothing queued: a task for a connected node that the center
+# holds nothing back for is dispatched by its own create (issue 18): one
+# transaction holds (new) -> PENDING and PENDING -> DISPATCHED, so both
+# carry the same store timestamp (a dispatch pass would be a later commit).
+start_agent edge-1 --config "$E2E_DIR/agent.yaml"
+wait_until 20 "edge-1 connected" all_connected edge-1
+# fresh-0 running proves the node synced (only then does it take work).
+{ echo "tasks:"; task fresh-0 normal 3; } >"$E2E_DIR/tasks3.yaml"
+cli task submit --file "$E2E_DIR/tasks3.yaml" >"$E2E_DIR/submit3.out" || die "submit: $(cat "$E2E_DIR/submit3.out")"
+wait_until 20 "fresh-0 SUCCEEDED" task_status_is fresh-0 SUCCEEDED
+{ echo "tasks:"; task fresh-1 normal 3; } >"$E2E_DIR/tasks3.yaml"
+cli task submit --file "$E2E_DIR/tasks3.yaml" >"$E2E_DIR/submit3.out" || die "submit: $(cat "$E2E_DIR/submit3.out")"
+wait_until 20 "fresh-1 SUCCEEDED" task_status_is fresh-1 SUCCEEDED
+cli -o json task events --task-id fresh-1 >"$E2E_DIR/fresh.json"
+created=$(jq -r '.entries[] | select(.cause == "create") | .at' "$E2E_DIR/fresh.json")
+sent=$(jq -r '.entries[] | select(.cause == "dispatch") | "\(.at) \(.attempt) \(.version)"' "$E2E_DIR/fresh.json")
+[ -n "$created" ] && [ "$sent" = "$created 1 2" ] ||
+  fail "fresh-1: created at '$created', dispatched at/attempt/version '$sent' (want the create's instant, 1, 2)"
+check_pass "a task for a ready node with nothing queued is dispatched in its create's transaction"
 finish

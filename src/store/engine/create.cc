@@ -5,6 +5,7 @@
 #include <set>
 
 #include "store/engine/nodes.h"
+#include "store/engine/row_change.h"
 #include "store/engine/rows.h"
 #include "store/engine/write_paths.h"
 
@@ -30,12 +31,13 @@ constexpr sql::Statement kFindRefs{
     "SELECT t.task_id, t.task_ref FROM tasks t, @rows WHERE t.task_id = u.task_id", kIdCols};
 
 constexpr sql::Column kStatusCols[] = {
-    {"task_ref", sql::Type::kInt},         {"timeout_us", sql::Type::kInt},
-    {"max_retries", sql::Type::kInt},      {"node_count", sql::Type::kInt},
-    {"start_timeout_us", sql::Type::kInt}, {"compensate", sql::Type::kBool}};
+    {"task_ref", sql::Type::kInt},   {"status", sql::Type::kInt},
+    {"timeout_us", sql::Type::kInt}, {"max_retries", sql::Type::kInt},
+    {"node_count", sql::Type::kInt}, {"start_timeout_us", sql::Type::kInt},
+    {"compensate", sql::Type::kBool}};
 constexpr sql::Statement kInsertStatus{
     "INSERT INTO task_status(task_ref, status, updated_at, timeout_us, max_retries, node_count, "
-    "start_timeout_us, compensate) SELECT u.task_ref, $1, $2, u.timeout_us, u.max_retries, "
+    "start_timeout_us, compensate) SELECT u.task_ref, u.status, $1, u.timeout_us, u.max_retries, "
     "u.node_count, u.start_timeout_us, u.compensate FROM @rows",
     kStatusCols};
 
@@ -60,16 +62,19 @@ constexpr sql::Statement kInsertDeps{
     "WHERE true ON CONFLICT DO NOTHING",
     kDepCols};
 
+// A row dispatched on create starts at attempt 1, version 2 (created, then
+// dispatched); any other at attempt 0, version 1.
 constexpr sql::Column kNodeRowCols[] = {
     {"task_ref", sql::Type::kInt}, {"node_ref", sql::Type::kInt},
+    {"state", sql::Type::kInt},    {"attempt", sql::Type::kInt},
     {"due_kind", sql::Type::kInt}, {"due_at", sql::Type::kInt},
     {"reason", sql::Type::kText},  {"start_deadline", sql::Type::kInt},
     {"priority", sql::Type::kInt}};
 constexpr sql::Statement kInsertNodeRows{
     "INSERT INTO task_nodes(task_ref, node_ref, state, version, attempt, retries, created_at, "
     "updated_at, due_kind, due_at, blocked_reason, start_deadline, priority) "
-    "SELECT u.task_ref, u.node_ref, $1, 1, 0, 0, $2, $2, u.due_kind, u.due_at, u.reason, "
-    "u.start_deadline, u.priority FROM @rows",
+    "SELECT u.task_ref, u.node_ref, u.state, u.attempt + 1, u.attempt, 0, $1, $1, u.due_kind, "
+    "u.due_at, u.reason, u.start_deadline, u.priority FROM @rows",
     kNodeRowCols};
 
 struct DepFacts {
@@ -99,6 +104,10 @@ Result<std::pair<DueKind, std::string>> StartOf(const TaskSpec& spec,
 struct Fresh {
   const NewTask* task;
   std::set<std::string> nodes;
+  // Of nodes: those to create DISPATCHED (NewTask::dispatch_now), decided
+  // once the dependencies and nodes are known.
+  std::set<std::string> dispatch;
+  size_t out = 0;  // its CreatedTask
 };
 
 // Inserts the task and task_status rows; returns task_id -> task_ref.
@@ -121,12 +130,15 @@ Result<std::map<std::string, int64_t>> InsertTaskRows(
     const TaskSpec& s = f.task->spec;
     // compensate: an on_failure to run, or (a compensation task) an alert
     // to raise when it fails for good.
-    status.Add(refs.at(s.task_id), std::chrono::duration_cast<Duration>(s.timeout).count(),
+    // The roll-up of its new rows (core RollUp): any row DISPATCHED makes
+    // the task DISPATCHED, else it is PENDING.
+    TaskState rolled = f.dispatch.empty() ? TaskState::kPending : TaskState::kDispatched;
+    status.Add(refs.at(s.task_id), rolled, std::chrono::duration_cast<Duration>(s.timeout).count(),
                s.retry_policy.max_retries, f.nodes.size(),
                std::chrono::duration_cast<Duration>(f.task->start_timeout).count(),
                s.on_failure.has_value() || !s.compensates.empty());
   }
-  txn.Exec(kInsertStatus, sql::Params(TaskState::kPending, txn.now_us()), &status);
+  txn.Exec(kInsertStatus, sql::Params(txn.now_us()), &status);
   return refs;
 }
 
@@ -183,10 +195,23 @@ Result<std::vector<CreatedTask>> InsertTasks(WriteTxn& txn, const std::vector<Ne
       continue;
     }
     existing[t.spec.task_id] = spec;  // a repeat in this call is a no-op
-    fresh.push_back({&t, std::set<std::string>(t.node_ids.begin(), t.node_ids.end())});
-    out.push_back({t.spec.task_id, true});
+    fresh.push_back(
+        {&t, std::set<std::string>(t.node_ids.begin(), t.node_ids.end()), {}, out.size()});
+    out.push_back({t.spec.task_id, true, {}});
   }
   if (fresh.empty()) return out;
+  std::set<std::string> node_ids;
+  for (const Fresh& f : fresh) node_ids.insert(f.nodes.begin(), f.nodes.end());
+  Result<NodeFacts> nodes = EnsureNodes(txn, node_ids);
+  if (!nodes.ok()) return nodes.status();
+  // Dispatched on create: only a row that could start now (a task without
+  // dependencies, a registered node).
+  for (Fresh& f : fresh) {
+    if (!f.task->spec.depends_on.empty()) continue;
+    for (const std::string& n : f.task->dispatch_now) {
+      if (f.nodes.count(n) && nodes->at(n).registered) f.dispatch.insert(n);
+    }
+  }
   Result<std::map<std::string, int64_t>> task_refs = InsertTaskRows(txn, fresh, canonical);
   if (!task_refs.ok()) return task_refs.status();
 
@@ -194,10 +219,6 @@ Result<std::vector<CreatedTask>> InsertTasks(WriteTxn& txn, const std::vector<Ne
   // any order within one call.
   Result<std::map<std::string, DepFacts>> deps = LoadDeps(txn, fresh);
   if (!deps.ok()) return deps.status();
-  std::set<std::string> node_ids;
-  for (const Fresh& f : fresh) node_ids.insert(f.nodes.begin(), f.nodes.end());
-  Result<NodeFacts> nodes = EnsureNodes(txn, node_ids);
-  if (!nodes.ok()) return nodes.status();
 
   sql::RowSet dep_rows(kInsertDeps), node_rows(kInsertNodeRows);
   std::map<int64_t, int> dependents;  // dep_ref -> new tasks depending on it
@@ -216,12 +237,23 @@ Result<std::vector<CreatedTask>> InsertTasks(WriteTxn& txn, const std::vector<Ne
       std::string reason = start->second;
       if (reason.empty() && !n.registered) reason = "node_not_registered";
       std::optional<int64_t> due_at, start_deadline;
+      DueKind due_kind = start->first;
       if (start->first != DueKind::kNone) due_at = txn.now_us();
       if (start->first == DueKind::kDispatch && f.task->start_timeout.count() > 0) {
         start_deadline =
             txn.now_us() + std::chrono::duration_cast<Duration>(f.task->start_timeout).count();
       }
-      node_rows.Add(task_ref, n.ref, start->first, due_at, reason, start_deadline,
+      const bool dispatch = f.dispatch.count(node_id) > 0;
+      std::string blocked = reason;
+      if (dispatch) {
+        // As a dispatch pass would leave it (FillDueFor, DISPATCHED).
+        blocked = "awaiting_ack since " + FormatRfc3339(txn.now());
+        due_kind = DueKind::kAckTimeout;
+        due_at = EarlierDue(ToUnixMicros(f.task->ack_deadline), start_deadline);
+        out[f.out].dispatched.push_back(node_id);
+      }
+      node_rows.Add(task_ref, n.ref, dispatch ? TaskState::kDispatched : TaskState::kPending,
+                    dispatch ? 1 : 0, due_kind, due_at, blocked, start_deadline,
                     f.task->spec.priority);
       // A compensation task names what it compensates in its first row.
       std::string detail = reason;
@@ -241,14 +273,27 @@ Result<std::vector<CreatedTask>> InsertTasks(WriteTxn& txn, const std::vector<Ne
                                                  1,
                                                  detail,
                                                  {}}));
+      if (dispatch) {
+        APOLLO_RETURN_IF_ERROR(ws.AddHistory(txn, {task_ref,
+                                                   n.ref,
+                                                   Cause::kDispatch,
+                                                   Outcome::kApplied,
+                                                   std::nullopt,
+                                                   std::nullopt,
+                                                   1,
+                                                   TaskState::kPending,
+                                                   TaskState::kDispatched,
+                                                   2,
+                                                   "sent to " + node_id,
+                                                   {}}));
+      }
     }
   }
   txn.Exec(kInsertDeps, {}, &dep_rows);
   sql::RowSet counts(kAddDependents);
   for (const auto& [ref, n] : dependents) counts.Add(ref, n);
   txn.Exec(kAddDependents, {}, &counts);
-  sql::Params p(TaskState::kPending, txn.now_us());
-  txn.Exec(kInsertNodeRows, p, &node_rows);
+  txn.Exec(kInsertNodeRows, sql::Params(txn.now_us()), &node_rows);
   ws.FlushLog(txn);
   return out;
 }
