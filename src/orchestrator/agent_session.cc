@@ -138,6 +138,9 @@ void AgentSession::Handle(const AgentMessage& msg) {
     }
     case AgentMessage::kEvents: {
       if (!OwnEvents(msg.events())) return;
+      // Taken out of in_ before the count below: from then on a commit
+      // finishing may start the next read into in_.
+      apollo::v1::EventBatch batch = std::move(*in_.mutable_events());
       // Read on while fewer than kMaxBatchesInFlight batches are
       // committing; at the bound, the last commit to finish resumes reading
       // (back-pressure, see the header). Counted before the host sees the
@@ -149,7 +152,7 @@ void AgentSession::Handle(const AgentMessage& msg) {
         read_paused_ = !read_on;
       }
       auto handle = handle_;
-      host_.OnEvents(handle_, msg.events(), [handle](uint64_t acked) {
+      host_.OnEvents(handle_, std::move(batch), [handle](uint64_t acked) {
         if (acked > 0) {
           CenterMessage ack;
           ack.mutable_ack()->set_acked_seq(acked);
