@@ -21,6 +21,7 @@
 #include "cli/tls_command.h"
 #include "cli/validate_command.h"
 #include "cli/watch_command.h"
+#include "core/build_info.h"
 #include "core/clock.h"
 #include "core/version.h"
 #include "tls/cert_authority.h"
@@ -304,7 +305,7 @@ int Run(const std::vector<std::string>& args, const CliEnv& env, std::ostream& o
   if (env.apollo_token) p.global.token = *env.apollo_token;
 
   CLI::App app{"apollo-cli: operate an Apollo-11 fleet"};
-  app.set_version_flag("--version", std::string("apollo-cli ") + apollo::kVersion);
+  app.set_version_flag("--version", apollo::VersionLine("apollo-cli"));
   app.require_subcommand(1);
   // Global options are accepted after the subcommand too ("task status -o json").
   app.fallthrough();
