@@ -137,6 +137,7 @@ int Run(const OrchestratorConfig& config) {
   }
   apollo::orchestrator::ApiService api(**store, brain, clock, access);
   api.SetEventBus(bus->get());  // dlq and bus status commands
+  api.SetStoreUrl(config.store);  // store backup (backup_api.cc)
 
   grpc::ServerBuilder builder;
   int port = 0;
