@@ -27,13 +27,10 @@ struct TempDir {
   }
 };
 
-}  // namespace
-
-grpc::Status ApiService::BackupStore(grpc::ServerContext* ctx,
-                                     const apollo::v1::BackupStoreRequest*,
-                                     grpc::ServerWriter<apollo::v1::BackupChunk>* writer) {
-  if (grpc::Status a = Allow(*ctx, Role::kAdmin, "store.backup"); !a.ok()) return a;
-  Result<std::string> db = store::SqliteUrlPath(store_url_);
+// The copy of the store at `store_url`, streamed to `writer`.
+grpc::Status StreamBackup(const std::string& store_url,
+                          grpc::ServerWriter<apollo::v1::BackupChunk>* writer) {
+  Result<std::string> db = store::SqliteUrlPath(store_url);
   if (!db.ok()) {
     return grpc::Status(grpc::StatusCode::FAILED_PRECONDITION,
                         "the store is not SQLite: back up PostgreSQL with its own tools, e.g. "
@@ -78,6 +75,16 @@ grpc::Status ApiService::BackupStore(grpc::ServerContext* ctx,
     return grpc::Status(grpc::StatusCode::INTERNAL, "the backup copy changed while being sent");
   }
   return grpc::Status::OK;
+}
+
+}  // namespace
+
+// An admin call, in the audit trail: a backup holds everything the store does.
+grpc::Status ApiService::BackupStore(grpc::ServerContext* ctx,
+                                     const apollo::v1::BackupStoreRequest* req,
+                                     grpc::ServerWriter<apollo::v1::BackupChunk>* writer) {
+  return Audited(*ctx, Role::kAdmin, "store.backup", "", *req,
+                 [&] { return StreamBackup(store_url_, writer); });
 }
 
 }  // namespace apollo::orchestrator

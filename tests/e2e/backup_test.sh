@@ -9,7 +9,9 @@
 #     byte), and not the task submitted after the backup;
 #  4. refusals: backup onto an existing file, restore onto an existing store
 #     without --force, restore of a file that is not a store, restore to a
-#     PostgreSQL URL.
+#     PostgreSQL URL;
+#  5. with operator tokens on: a backup needs an admin token (none and an
+#     operator's are refused) and is in the audit trail.
 source "$(dirname "$0")/lib.sh" "$1"
 cd "$(dirname "$0")/../.."
 
@@ -67,4 +69,19 @@ cli -o json task list | jq -c '[.tasks[] | {task_id, status}] | sort_by(.task_id
 cmp -s "$E2E_DIR/list.before" "$E2E_DIR/list.after" || fail "task list differs: $(cat "$E2E_DIR/list.before") vs $(cat "$E2E_DIR/list.after")"
 cli task status --task-id bk-late >/dev/null 2>&1 && fail "the task submitted after the backup is in the restored store"
 check_pass "a fresh orchestrator on the restored store: same tasks, same histories"
+
+kill_orchestrator
+start_orchestrator --acl
+admin=$(cli -o json acl bootstrap | jq -r .token)
+[ -n "$admin" ] && [ "$admin" != null ] || die "acl bootstrap"
+operator=$(cli --token "$admin" -o json token create --name op --role operator | jq -r .token)
+cli store backup --out "$E2E_DIR/none.db" >/dev/null 2>"$E2E_DIR/none.err" && fail "a backup without a token"
+cli --token "$operator" store backup --out "$E2E_DIR/op.db" >/dev/null 2>"$E2E_DIR/op.err" &&
+  fail "a backup with an operator token"
+grep -q admin "$E2E_DIR/op.err" || fail "operator refusal: $(cat "$E2E_DIR/op.err")"
+[ -e "$E2E_DIR/none.db" ] || [ -e "$E2E_DIR/op.db" ] || [ -e "$E2E_DIR/op.db.part" ] && fail "a refused backup left a file"
+cli --token "$admin" store backup --out "$E2E_DIR/admin.db" >/dev/null || fail "an admin's backup"
+[ "$(cli --token "$admin" -o json audit list | jq '[.entries[] | select(.action == "store.backup")] | length')" -ge 2 ] ||
+  fail "store.backup calls are not in the audit trail: $(cli --token "$admin" audit list)"
+check_pass "with tokens: only an admin backs up, and it is audited"
 finish
