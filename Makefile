@@ -14,7 +14,7 @@ CTEST_ARGS  ?=
 FUZZ_SECONDS ?= 60
 
 .PHONY: deps build test test-release test-asan asan-run demo bench bench-wal bench-store schema \
-        bench-bus bench-compare bench-retention fuzz chaos format lint clean
+        bench-bus bench-compare bench-retention fuzz chaos format lint clean package install
 
 deps:
 	@bash scripts/setup-deps.sh
@@ -66,6 +66,18 @@ asan-run:
 
 demo: build
 	@bash scripts/demo.sh
+
+# Release artefacts (docs/operations.md): apollo-orchestrator, apollo-edge-agent and
+# apollo-cli .debs (systemd units, /etc/apollo configs) and the release tarball
+# (bin/, config/, schema.sql), into build/package/.
+package: build
+	bash scripts/package.sh package bin build/package
+
+# make install PREFIX=/opt/apollo [DESTDIR=...]: bin/, etc/apollo/ (an existing
+# config is kept), share/apollo/, lib/systemd/system/.
+PREFIX ?= /usr/local
+install: build
+	bash scripts/package.sh install bin $(PREFIX)
 
 # Every benchmark; figures and how to read them are in BENCHMARKS.md.
 bench: build

@@ -18,6 +18,8 @@ PACKAGES=(
   postgresql nats-server
   # process and network tooling used by tests
   procps iproute2 nftables psmisc jq python3
+  # packaging (make package): dpkg-deb, dpkg-shlibdeps; systemd-analyze verify
+  dpkg-dev systemd
 )
 
 missing=()

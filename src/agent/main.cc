@@ -14,6 +14,7 @@
 #include "agent/session.h"
 #include "agent/wal/wal.h"
 #include "agent/wal_dump.h"
+#include "core/build_info.h"
 #include "core/version.h"
 #include "tls/tls_files.h"
 
@@ -167,7 +168,7 @@ int main(int argc, char** argv) {
   signal(SIGPIPE, SIG_IGN);
 
   CLI::App app{"Apollo-11 edge agent: carries out intents on this node"};
-  app.set_version_flag("--version", std::string("edge-agent ") + apollo::kVersion);
+  app.set_version_flag("--version", apollo::VersionLine("edge-agent"));
   std::string config_path;
   apollo::agent::AgentOverrides o;
   app.add_option("--config,-c", config_path, "configuration file (YAML)");

@@ -7,6 +7,7 @@
 #include <random>
 
 #include "apollo/v1/event.pb.h"
+#include "core/version.h"
 #include "core/wire_limits.h"
 
 namespace apollo::agent {
@@ -202,6 +203,7 @@ void Session::RunSession(apollo::v1::AgentGateway::Stub& stub) {
   for (const auto& i : options_.intents) h->add_intents(i);
   for (const auto& i : options_.disabled_intents) h->add_disabled_intents(i);
   h->set_agent_version(options_.agent_version);
+  h->set_protocol_version(kProtocolVersion);
   h->set_durable_seq(wal_.last_seq());
   h->set_acked_seq(wal_.acked_seq());
   if (executor_ && executor_->conservative()) h->set_mode(apollo::v1::AGENT_MODE_CONSERVATIVE);
@@ -213,6 +215,18 @@ void Session::RunSession(apollo::v1::AgentGateway::Stub& stub) {
       retry_after_ms_.store(ms > 0 ? ms : 1000);
     }
     NoteFailedStart(st);
+    return;
+  }
+  if (std::string why = ProtocolMismatch(welcome.welcome().protocol_version(), "edge-agent");
+      !why.empty()) {
+    // Retrying soon cannot help either: come back rarely, say it once.
+    ctx->TryCancel();
+    stream->Finish();
+    retry_after_ms_.store(
+        std::chrono::duration_cast<std::chrono::milliseconds>(options_.max_backoff).count());
+    const std::string line = "refusing the center's session: " + why;
+    if (line != last_failure_) Log(line);
+    last_failure_ = line;
     return;
   }
   last_failure_.clear();
@@ -279,8 +293,10 @@ void Session::NoteFailedStart(const grpc::Status& st) {
   switch (st.error_code()) {
     case grpc::StatusCode::PERMISSION_DENIED:
     case grpc::StatusCode::UNAUTHENTICATED:
-      // Retrying soon cannot help (wrong certificate for this node id): come
-      // back rarely, each time raising an alert at the center.
+    case grpc::StatusCode::FAILED_PRECONDITION:
+      // Retrying soon cannot help (wrong certificate for this node id, a
+      // protocol one side cannot speak): come back rarely, each time raising
+      // an alert at the center.
       retry_after_ms_.store(
           std::chrono::duration_cast<std::chrono::milliseconds>(options_.max_backoff).count());
       line = "the center refused this agent: " + st.error_message();

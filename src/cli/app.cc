@@ -16,11 +16,13 @@
 #include "cli/orchestrator_client.h"
 #include "cli/reconcile_command.h"
 #include "cli/rpc_error.h"
+#include "cli/store_command.h"
 #include "cli/submit_command.h"
 #include "cli/task_commands.h"
 #include "cli/tls_command.h"
 #include "cli/validate_command.h"
 #include "cli/watch_command.h"
+#include "core/build_info.h"
 #include "core/clock.h"
 #include "core/version.h"
 #include "tls/cert_authority.h"
@@ -46,6 +48,7 @@ struct Parsed {
   TokenOptions token;
   AuditOptions audit;
   std::string sync_node;
+  StoreCommandOptions store;
   // The chosen command, run after parsing succeeded.
   std::function<int(OrchestratorClient&, std::ostream&, std::ostream&)> command;
   bool offline = false;  // `task validate`: no client, no server
@@ -213,6 +216,29 @@ void AddAclCommands(CLI::App& app, Parsed& p) {
   OnParsed(l, p, p.audit, RunAuditList);
 }
 
+// `store backup` (an RPC) and `store restore` (offline): store/sqlite/backup.h.
+void AddStoreCommands(CLI::App& app, Parsed& p) {
+  CLI::App* store = app.add_subcommand("store", "back up the store, restore a backup");
+  store->require_subcommand(1);
+  CLI::App* b = store->add_subcommand("backup", "copy the running orchestrator's store (admin)");
+  b->add_option("--out", p.store.out, "the file to write (must not exist)")->required();
+  b->callback([&p] {
+    p.command = [&p](OrchestratorClient& c, std::ostream& o, std::ostream& e) {
+      return RunStoreBackup(p.global, p.store, c, o, e);
+    };
+  });
+  CLI::App* r = store->add_subcommand(
+      "restore", "put a backup in place of a stopped orchestrator's SQLite store (offline)");
+  r->add_option("--from", p.store.from, "the backup file")->required();
+  r->add_option("--store", p.store.store_url, "the store: sqlite://PATH")->required();
+  r->add_flag("--force", p.store.force, "replace an existing store");
+  r->callback([&p] {
+    p.offline_command = [&p](std::ostream& o, std::ostream& e) {
+      return RunStoreRestore(p.global, p.store, o, e);
+    };
+  });
+}
+
 // `tls ca create` and `tls cert create`: the fleet's certificates, offline.
 void AddTlsCommands(CLI::App& app, Parsed& p) {
   CLI::App* tls = app.add_subcommand("tls", "make the fleet's TLS certificates (offline)");
@@ -304,7 +330,7 @@ int Run(const std::vector<std::string>& args, const CliEnv& env, std::ostream& o
   if (env.apollo_token) p.global.token = *env.apollo_token;
 
   CLI::App app{"apollo-cli: operate an Apollo-11 fleet"};
-  app.set_version_flag("--version", std::string("apollo-cli ") + apollo::kVersion);
+  app.set_version_flag("--version", apollo::VersionLine("apollo-cli"));
   app.require_subcommand(1);
   // Global options are accepted after the subcommand too ("task status -o json").
   app.fallthrough();
@@ -327,6 +353,7 @@ int Run(const std::vector<std::string>& args, const CliEnv& env, std::ostream& o
       return RunNodeSync(p.global, p.sync_node, c, o, e);
     };
   });
+  AddStoreCommands(app, p);
   CLI::App* intent = app.add_subcommand("intent", "circuit breakers per intent, queue, retry budget");
   intent->require_subcommand(1);
   intent->add_subcommand("list", "show every intent's circuit breaker")->callback([&p] {

@@ -201,6 +201,26 @@ Status OrchestratorClient::WatchTask(const std::string& task_id, double max_wait
   return Status::Ok();
 }
 
+Status OrchestratorClient::BackupStore(
+    const std::function<Status(const v1::BackupChunk&)>& on_chunk) {
+  grpc::ClientContext ctx;
+  const double deadline_s = std::max(timeout_s_, 3600.0);
+  Prepare(ctx, deadline_s);
+  v1::BackupStoreRequest req;
+  std::unique_ptr<grpc::ClientReader<v1::BackupChunk>> reader = stub_->BackupStore(&ctx, req);
+  v1::BackupChunk chunk;
+  while (reader->Read(&chunk)) {
+    if (Status s = on_chunk(chunk); !s.ok()) {
+      ctx.TryCancel();
+      (void)reader->Finish();
+      return s;
+    }
+  }
+  grpc::Status s = reader->Finish();
+  if (!s.ok()) return Fail(s, "", deadline_s);
+  return Status::Ok();
+}
+
 Result<v1::CreateTokenResponse> OrchestratorClient::BootstrapAcl(const std::string& name) {
   v1::BootstrapAclRequest req;
   req.set_name(name);

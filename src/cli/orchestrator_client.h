@@ -69,6 +69,11 @@ class OrchestratorClient {
   Status WatchTask(const std::string& task_id, double max_wait_s,
                    const std::function<bool(const v1::Task&)>& on_update);
 
+  // Streams the store's online backup (admin). `on_chunk` gets each chunk
+  // in order; a non-OK Status from it cancels the call and is returned.
+  // The deadline is the longer of --timeout and an hour (a large store).
+  Status BackupStore(const std::function<Status(const v1::BackupChunk&)>& on_chunk);
+
   const std::string& server() const { return server_; }
 
  private:

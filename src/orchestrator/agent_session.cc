@@ -1,6 +1,7 @@
 #include "orchestrator/agent_session.h"
 
 #include "core/config_values.h"
+#include "core/version.h"
 
 namespace apollo::orchestrator {
 
@@ -114,6 +115,15 @@ void AgentSession::Handle(const AgentMessage& msg) {
         End(grpc::Status(grpc::StatusCode::FAILED_PRECONDITION, "Hello sent twice"));
         return;
       }
+      // An agent speaking a protocol this center cannot: an alert, and one
+      // line back to the agent saying which side to upgrade. Nothing else.
+      if (std::string why = ProtocolMismatch(msg.hello().protocol_version(), "orchestrator");
+          !why.empty()) {
+        host_.OnRefused(kProtocolRefused, ShownId(msg.hello().node_id()),
+                        why + " (peer " + peer_.peer + "): stream refused");
+        End(grpc::Status(grpc::StatusCode::FAILED_PRECONDITION, why));
+        return;
+      }
       // Before anything else: an impersonator must not reach the host, which
       // would replace the real node's session and rewrite its row.
       if (auto why = HelloRefusal(peer_, msg.hello().node_id())) {
@@ -132,6 +142,7 @@ void AgentSession::Handle(const AgentMessage& msg) {
         End(st);
         return;
       }
+      welcome.mutable_welcome()->set_protocol_version(kProtocolVersion);
       Enqueue(std::move(welcome));
       ReadNext();
       return;

@@ -132,6 +132,9 @@ class SessionHost {
 
 // Alert kind: a session cut off because its peer stopped reading.
 inline constexpr char kSessionCutOff[] = "session_cut_off";
+// Alert kind: an agent whose Hello names a protocol this center cannot speak
+// (core/version.h); the stream ends with FAILED_PRECONDITION.
+inline constexpr char kProtocolRefused[] = "protocol_refused";
 
 // What bounds one session (see the header comment).
 struct SessionBounds {

@@ -95,6 +95,11 @@ class ApiService final : public apollo::v1::Orchestrator::Service {
                            apollo::v1::RevokeTokenResponse* resp) override;
   grpc::Status ListAudit(grpc::ServerContext*, const apollo::v1::ListAuditRequest* req,
                          apollo::v1::ListAuditResponse* resp) override;
+  // Online backup of the store (backup_api.cc). `url`: the store's URL, set
+  // before serving.
+  void SetStoreUrl(std::string url) { store_url_ = std::move(url); }
+  grpc::Status BackupStore(grpc::ServerContext*, const apollo::v1::BackupStoreRequest* req,
+                           grpc::ServerWriter<apollo::v1::BackupChunk>* writer) override;
 
  private:
   grpc::Status LoadTask(const std::string& task_id, apollo::v1::Task* out);
@@ -144,6 +149,7 @@ class ApiService final : public apollo::v1::Orchestrator::Service {
   const Clock& clock_;
   const AccessControl& access_;
   bus::EventBus* bus_ = nullptr;  // optional (SetEventBus)
+  std::string store_url_;         // for BackupStore; set before serving
 };
 
 }  // namespace apollo::orchestrator

@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "bus/open_bus.h"
+#include "core/build_info.h"
 #include "core/clock.h"
 #include "core/version.h"
 #include "orchestrator/alert_notifier.h"
@@ -136,6 +137,7 @@ int Run(const OrchestratorConfig& config) {
   }
   apollo::orchestrator::ApiService api(**store, brain, clock, access);
   api.SetEventBus(bus->get());  // dlq and bus status commands
+  api.SetStoreUrl(config.store);  // store backup (backup_api.cc)
 
   grpc::ServerBuilder builder;
   int port = 0;
@@ -210,7 +212,7 @@ int main(int argc, char** argv) {
 #endif
 
   CLI::App app{"Apollo-11 orchestrator: the center of a fleet"};
-  app.set_version_flag("--version", std::string("orchestrator ") + apollo::kVersion);
+  app.set_version_flag("--version", apollo::VersionLine("orchestrator"));
   std::string config_path;
   apollo::orchestrator::OrchestratorOverrides overrides;
   app.add_option("--config,-c", config_path, "configuration file (YAML)");

@@ -24,6 +24,7 @@
 #include "bus/applier.h"
 #include "core/clock.h"
 #include "gateway_peers.h"
+#include "protocol_peers.h"
 #include "store/open_store.h"
 
 namespace {
@@ -91,7 +92,10 @@ int main(int argc, char** argv) {
   std::vector<std::string> rest(a.begin() + (a.empty() ? 0 : 1), a.end());
   if (!a.empty() && a[0] == "silent-streams") return apollo::e2e::SilentStreams(rest);
   if (!a.empty() && a[0] == "stalled-reader") return apollo::e2e::StalledReader(rest);
+  if (!a.empty() && a[0] == "hello") return apollo::e2e::SayHello(rest);
+  if (!a.empty() && a[0] == "fake-center") return apollo::e2e::FakeCenter(rest);
   std::cerr << "usage: apollo-e2e-tool seed-dlq STORE_URL | delete-stream NATS_URL STREAM |\n"
-               "       silent-streams ADDR N WAIT_S | stalled-reader ADDR NODE_ID RUN_S\n";
+               "       silent-streams ADDR N WAIT_S | stalled-reader ADDR NODE_ID RUN_S |\n"
+               "       hello ADDR NODE_ID PROTOCOL | fake-center PORT (welcome:N|refuse) RUN_S\n";
   return 2;
 }
