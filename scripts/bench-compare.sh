@@ -48,9 +48,24 @@ run apollo 1800 "$BIN/apollo-bench" --scenarios throughput,latency --latency-age
   --tasks "${TASKS:-50000}"
 run celery 600 bash "$PEERS/celery/run.sh"
 run bullmq 600 bash "$PEERS/bullmq/run.sh"
+# The PostgreSQL row (issue 18): apollo on a throwaway PostgreSQL 15 with
+# stock durable settings, against Graphile Worker on the same settings,
+# each at its best: Graphile with its batching on for throughput, with its
+# defaults (the lower-latency configuration) for latency.
+PG_TASKS="${PG_TASKS:-20000}"
+if [ -d "$PEERS/graphile" ]; then
+  run apollo_pg 1800 "$BIN/apollo-bench" --pg --scenarios throughput,latency --latency-agents 1 \
+    --tasks "$PG_TASKS"
+  run graphile_batched 900 env N="$PG_TASKS" GW_LOCAL_QUEUE=51 GW_COMPLETE_BATCH_DELAY_MS=0 \
+    bash "$PEERS/graphile/run.sh"
+  run graphile 900 env N="$PG_TASKS" bash "$PEERS/graphile/run.sh"
+else
+  echo "!! no $PEERS/graphile: the PostgreSQL row is skipped"
+  FAILED=1
+fi
 
 # Figures: apollo from its JSON lines, the peers from their "RESULT" lines.
-json() { grep "\"scenario\":\"$1\"" "$OUT/apollo.txt" | jq -r ".$2 // empty" 2>/dev/null; }
+json() { grep "\"scenario\":\"$1\"" "$OUT/${3:-apollo}.txt" | jq -r ".$2 // empty" 2>/dev/null; }
 field() { grep -h "RESULT $2" "$OUT/$1.txt" 2>/dev/null | grep -o "$3=[0-9.]*" | head -n 1 | cut -d= -f2; }
 A_TP=$(json throughput tasks_per_s)
 A_P50=$(json latency_1_agents p50_ms)
@@ -75,6 +90,22 @@ echo "throughput apollo/celery: $(ratio "$A_TP" "$C_TP")x (target >= 10)"
 echo "throughput apollo/bullmq: $(ratio "$A_TP" "$B_TP")x (target >= 1.2)"
 echo "latency p50 apollo/celery: $(ratio "$A_P50" "$C_P50")x, apollo/bullmq: $(ratio "$A_P50" "$B_P50")x (lower is better)"
 echo "latency p99 apollo/celery: $(ratio "$A_P99" "$C_P99")x, apollo/bullmq: $(ratio "$A_P99" "$B_P99")x (lower is better)"
+PG_TP=$(json throughput tasks_per_s apollo_pg)
+PG_P50=$(json latency_1_agents p50_ms apollo_pg)
+PG_P99=$(json latency_1_agents p99_ms apollo_pg)
+GB_TP=$(field graphile_batched throughput throughput_jobs_per_s)
+GD_TP=$(field graphile throughput throughput_jobs_per_s)
+GD_P50=$(field graphile latency p50)
+GD_P99=$(field graphile latency p99)
+echo
+printf '%-28s %12s %18s %18s\n' "PostgreSQL 15 (durable)" "apollo-11" "graphile batched" "graphile defaults"
+printf '%-28s %12s %18s %18s\n' "tasks/s (end to end)" "${PG_TP:--}" "${GB_TP:--}" "${GD_TP:--}"
+printf '%-28s %12s %18s %18s\n' "latency p50 ms" "${PG_P50:--}" "-" "${GD_P50:--}"
+printf '%-28s %12s %18s %18s\n' "latency p99 ms" "${PG_P99:--}" "-" "${GD_P99:--}"
+echo
+echo "throughput apollo-pg/graphile: $(ratio "$PG_TP" "$GB_TP")x (target >= 1.0, against its batching)"
+echo "latency p50 apollo-pg/graphile: $(ratio "$PG_P50" "$GD_P50")x (target <= 2, against its defaults)"
+echo
 echo "note: apollo-11 fsyncs every task at the agent (WAL) and in the store (SQLite synchronous=FULL);"
 echo "      the peers run Redis with appendfsync everysec (up to ~1 s of acknowledged work lost on a host crash)."
 exit "$FAILED"
