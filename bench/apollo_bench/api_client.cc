@@ -64,16 +64,19 @@ Result<apollo::v1::Task> ApiClient::WatchUntilSettled(const std::string& task_id
   apollo::v1::WatchTaskRequest req;
   req.set_task_id(task_id);
   auto reader = stub_->WatchTask(&ctx, req);
-  apollo::v1::Task t, last;
-  bool any = false;
-  while (reader->Read(&t)) {
-    last.Swap(&t);
+  apollo::v1::Task t;
+  bool any = false, settled = false;
+  while (!settled && reader->Read(&t)) {
     any = true;
+    settled = t.status() == "SUCCEEDED" || t.status() == "FAILED" || t.status() == "TIMEOUT" ||
+              t.status() == "CANCELLED";
   }
+  // Seen settled: done, without waiting for the stream's end.
+  if (settled) ctx.TryCancel();
   grpc::Status s = reader->Finish();
-  if (!s.ok()) return FromGrpc(s, "WatchTask");
+  if (!settled && !s.ok()) return FromGrpc(s, "WatchTask");
   if (!any) return Status::Internal("WatchTask " + task_id + ": the stream ended without the task");
-  return last;
+  return t;
 }
 
 Result<std::vector<apollo::v1::HistoryEntry>> ApiClient::History(const std::string& task_id) {

@@ -24,8 +24,9 @@ class ApiClient {
   Result<apollo::v1::SubmitTasksResponse> Submit(const std::string& yaml,
                                                  const std::string& file_name);
   Result<apollo::v1::Task> GetTask(const std::string& task_id);
-  // WatchTask until the center ends the stream (every node settled): the
-  // task as last sent, which the center sends as soon as it committed.
+  // WatchTask until the task is sent settled (SUCCEEDED, FAILED, TIMEOUT,
+  // CANCELLED) or the stream ends: the task as last sent, which the center
+  // sends as soon as it committed the change.
   Result<apollo::v1::Task> WatchUntilSettled(const std::string& task_id,
                                              std::chrono::seconds timeout);
   Result<std::vector<apollo::v1::HistoryEntry>> History(const std::string& task_id);
