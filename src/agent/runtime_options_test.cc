@@ -80,7 +80,11 @@ TEST(AgentRuntimeOptionsTest, TheShippedFileIsTheDefaultsForItsNode) {
   const std::string text = ReadFile(APOLLO_SOURCE_DIR "/config/edge-agent.yaml");
   ASSERT_FALSE(text.empty());
   std::string problems;
-  EXPECT_EQ(FingerprintOf(text, &problems), FingerprintOf("node_id: edge-1", &problems));
+  // The shipped file names its node and labels it a worker (so the
+  // original write-up's task file, which selects role=worker, matches an
+  // installed agent); every other value is the default.
+  EXPECT_EQ(FingerprintOf(text, &problems),
+            FingerprintOf("node_id: edge-1\nlabels: {role: worker}", &problems));
   EXPECT_EQ(problems, "");
 }
 

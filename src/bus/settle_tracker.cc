@@ -96,16 +96,27 @@ void SettleTracker::CommittedAll(const std::vector<Commit>& commits) {
   std::vector<WaiterPtr> finished;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    std::map<std::string, uint64_t> marks;  // node -> highest mark reported
+    // node -> the mark swept below: the highest reported, but never above
+    // this op's own highest event. Everything at or below it is stored,
+    // whoever committed it (e.g. a consumer that died after its commit,
+    // before its ack). Above this op's events the mark may cover a later op
+    // that committed in the same store transaction (ops are pipelined and
+    // the store merges queued ones) and reports next, with its events' real
+    // outcomes: sweeping them here as duplicates would lose those (an
+    // applied SUCCEEDED then triggers no callback, an applied FAILED counts
+    // for no breaker).
+    std::map<std::string, uint64_t> marks, own;
     for (const Commit& c : commits) {
       if (c.seq > c.acked_seq) Remember(c.node, c.seq, true);
       SettleLocked(c.node, c.seq, true, c.acked_seq, c.outcome, finished);
       uint64_t& m = marks[c.node];
       m = std::max(m, c.acked_seq);
+      uint64_t& o = own[c.node];
+      o = std::max(o, c.seq);
     }
-    // Everything at or below the mark is stored, whoever committed it (e.g.
-    // a consumer that died after its commit, before its ack).
-    for (const auto& [node, mark] : marks) SettleUpToLocked(node, mark, finished);
+    for (const auto& [node, mark] : marks) {
+      SettleUpToLocked(node, std::min(mark, own[node]), finished);
+    }
   }
   Finish(finished);
 }

@@ -28,6 +28,27 @@ TEST(SettleTrackerTest, EventsOfOneOpKeepTheirOwnOutcomes) {
   EXPECT_EQ(ack->outcomes[2], Outcome::kStaleAttempt);
 }
 
+// Two pipelined ops of a node committed in one store transaction: the
+// first one's report carries a mark that covers the second's events, which
+// must still settle with their own outcome when the second reports (an
+// applied SUCCEEDED reported as a duplicate triggered no callback_url).
+TEST(SettleTrackerTest, ALaterOpCommittedInTheSameTransactionKeepsItsOutcomes) {
+  ManualClock clock;
+  SettleTracker tracker(clock);
+  auto first = tracker.Register("n1", {5}, std::chrono::seconds(10));
+  auto second = tracker.Register("n1", {6}, std::chrono::seconds(10));
+  tracker.CommittedAll({{"n1", 5, 6, Outcome::kApplied}});
+  ASSERT_EQ(first.wait_for(std::chrono::seconds(0)), std::future_status::ready);
+  EXPECT_EQ(second.wait_for(std::chrono::seconds(0)), std::future_status::timeout);
+  tracker.CommittedAll({{"n1", 6, 6, Outcome::kApplied}});
+  ASSERT_EQ(second.wait_for(std::chrono::seconds(0)), std::future_status::ready);
+  Result<PublishAck> ack = second.get();
+  ASSERT_TRUE(ack.ok()) << ack.status().message();
+  EXPECT_EQ(ack->acked_seq, 6u);
+  ASSERT_EQ(ack->outcomes.size(), 1u);
+  EXPECT_EQ(ack->outcomes[0], Outcome::kApplied);
+}
+
 // What the mark is for: events the store already had (committed by an
 // earlier consumer that died before its ack) settle as duplicates.
 TEST(SettleTrackerTest, EventsBelowTheMarkNotReportedSettleAsDuplicates) {
