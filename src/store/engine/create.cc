@@ -130,9 +130,14 @@ Result<std::map<std::string, int64_t>> InsertTaskRows(
     const TaskSpec& s = f.task->spec;
     // compensate: an on_failure to run, or (a compensation task) an alert
     // to raise when it fails for good.
-    // The roll-up of its new rows (core RollUp): any row DISPATCHED makes
-    // the task DISPATCHED, else it is PENDING.
-    TaskState rolled = f.dispatch.empty() ? TaskState::kPending : TaskState::kDispatched;
+    // The roll-up of its new rows: DISPATCHED where dispatched on create,
+    // else PENDING.
+    std::vector<TaskState> states;
+    states.reserve(f.nodes.size());
+    for (const std::string& n : f.nodes) {
+      states.push_back(f.dispatch.count(n) ? TaskState::kDispatched : TaskState::kPending);
+    }
+    const TaskState rolled = RollUp(states);
     status.Add(refs.at(s.task_id), rolled, std::chrono::duration_cast<Duration>(s.timeout).count(),
                s.retry_policy.max_retries, f.nodes.size(),
                std::chrono::duration_cast<Duration>(f.task->start_timeout).count(),
@@ -246,10 +251,15 @@ Result<std::vector<CreatedTask>> InsertTasks(WriteTxn& txn, const std::vector<Ne
       const bool dispatch = f.dispatch.count(node_id) > 0;
       std::string blocked = reason;
       if (dispatch) {
-        // As a dispatch pass would leave it (FillDueFor, DISPATCHED).
-        blocked = "awaiting_ack since " + FormatRfc3339(txn.now());
-        due_kind = DueKind::kAckTimeout;
-        due_at = EarlierDue(ToUnixMicros(f.task->ack_deadline), start_deadline);
+        // Left as a dispatch pass leaves a sent row: the same rule.
+        RowChange sent;
+        DueFacts facts;
+        facts.start_deadline = start_deadline;
+        FillDueFor(facts, TaskState::kDispatched, txn.now(), f.task->ack_deadline, std::nullopt, 0,
+                   false, sent);
+        blocked = std::move(sent.blocked_reason);
+        due_kind = sent.due_kind;
+        due_at = sent.due_at;
         out[f.out].dispatched.push_back(node_id);
       }
       node_rows.Add(task_ref, n.ref, dispatch ? TaskState::kDispatched : TaskState::kPending,
