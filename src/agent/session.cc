@@ -338,6 +338,8 @@ AgentMessage Session::Heartbeat() const {
 void Session::WriterLoop(Stream* stream, Duration sync_interval) {
   TimePoint next_heartbeat = clock_.Now() + options_.heartbeat_interval;
   TimePoint next_snapshot = clock_.Now() + sync_interval;
+  // Test only (test_duplicate_delivery): batches to write a second time.
+  std::deque<std::pair<TimePoint, AgentMessage>> redeliver;
   for (;;) {
     std::deque<AgentMessage> out;
     std::vector<Event> events;
@@ -355,7 +357,13 @@ void Session::WriterLoop(Stream* stream, Duration sync_interval) {
       size_t end = std::min(events.size(), i + options_.max_batch);
       for (size_t k = i; k < end; ++k) EventToProto(events[k], m.mutable_events()->add_events());
       if (!stream->Write(m)) return;
-      if (options_.test_duplicate_delivery && !stream->Write(m)) return;
+      if (options_.test_duplicate_delivery) {
+        redeliver.emplace_back(clock_.Now() + std::chrono::milliseconds(300), std::move(m));
+      }
+    }
+    while (!redeliver.empty() && clock_.Now() >= redeliver.front().first) {
+      if (!stream->Write(redeliver.front().second)) return;
+      redeliver.pop_front();
     }
     for (auto& m : out) {
       if (!stream->Write(m)) return;

@@ -64,7 +64,10 @@ struct SessionOptions {
   // production.
   Duration test_intent_delay{0};
   // Fault injection for tests (tests/chaos): every event batch is written
-  // twice, as by a network that duplicates deliveries. Off in production.
+  // again ~300 ms later, as by a network that redelivers. Late enough that
+  // the first copy is stored by then, so what stops the second is the
+  // store's dedup (a copy that arrives while the first is still on its way
+  // is dropped by the bus before it). Off in production.
   bool test_duplicate_delivery = false;
   // Where the session reports what an operator should know (mode changes,
   // reconnects). Null: silent.
