@@ -6,8 +6,10 @@
 //
 // Output, one line per case:
 //   disk fdatasync_per_s=...
-//   writers=256 records_per_s=... fsyncs_per_s=...
-// fsyncs_per_s counts the fdatasyncs the WAL itself issued in that case.
+//   writers=256 records_per_s=... fsyncs_per_s=... lat_p50_us=... lat_p99_us=...
+// fsyncs_per_s counts the fdatasyncs the WAL itself issued in that case;
+// lat_* are percentiles of one AppendEvent call (enqueue to durable) over
+// every call of every writer in that case.
 // The default directory is a fresh temp dir beside the current directory
 // (the repo, when run by `make bench-wal`), i.e. on the same disk; it is
 // removed at exit. An explicit --dir is used as a parent for the temp dir.
@@ -16,6 +18,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdio>
@@ -105,6 +108,16 @@ double DiskFdatasyncPerSecond(const std::string& dir, double seconds) {
   return rate;
 }
 
+// The q-quantile (0..1) of `v` (sorted in place), in microseconds.
+double QuantileMicros(std::vector<SteadyClock::duration>& v, double q) {
+  if (v.empty()) {
+    return 0;
+  }
+  size_t k = std::min(v.size() - 1, static_cast<size_t>(q * static_cast<double>(v.size())));
+  std::nth_element(v.begin(), v.begin() + static_cast<long>(k), v.end());
+  return std::chrono::duration<double, std::micro>(v[k]).count();
+}
+
 bool RunCase(const std::string& dir, int writers, double seconds) {
   apollo::RealClock clock;
   auto wal = apollo::wal::Wal::Open(dir, {}, clock);
@@ -115,6 +128,7 @@ bool RunCase(const std::string& dir, int writers, double seconds) {
   std::atomic<bool> stop{false};
   std::atomic<bool> failed{false};
   std::vector<uint64_t> counts(static_cast<size_t>(writers), 0);
+  std::vector<std::vector<SteadyClock::duration>> latencies(static_cast<size_t>(writers));
   std::vector<std::thread> threads;
   threads.reserve(static_cast<size_t>(writers));
   uint64_t syncs_before = (*wal)->stats().syncs;
@@ -122,11 +136,15 @@ bool RunCase(const std::string& dir, int writers, double seconds) {
   for (int w = 0; w < writers; ++w) {
     threads.emplace_back([&, w] {
       apollo::Event e = BenchEvent(w);
+      std::vector<SteadyClock::duration>& lat = latencies[static_cast<size_t>(w)];
+      lat.reserve(4096);
       while (!stop.load(std::memory_order_relaxed)) {
+        auto call_start = SteadyClock::now();
         if (!(*wal)->AppendEvent(e).ok()) {
           failed = true;
           return;
         }
+        lat.push_back(SteadyClock::now() - call_start);
         ++counts[static_cast<size_t>(w)];
       }
     });
@@ -142,8 +160,15 @@ bool RunCase(const std::string& dir, int writers, double seconds) {
     total += c;
   }
   uint64_t syncs = (*wal)->stats().syncs - syncs_before;
-  std::printf("writers=%d records_per_s=%.0f fsyncs_per_s=%.0f\n", writers, total / elapsed,
-              syncs / elapsed);
+  std::vector<SteadyClock::duration> all;
+  all.reserve(total);
+  for (const auto& v : latencies) {
+    all.insert(all.end(), v.begin(), v.end());
+  }
+  double p50 = QuantileMicros(all, 0.50);
+  double p99 = QuantileMicros(all, 0.99);
+  std::printf("writers=%d records_per_s=%.0f fsyncs_per_s=%.0f lat_p50_us=%.0f lat_p99_us=%.0f\n",
+              writers, total / elapsed, syncs / elapsed, p50, p99);
   std::fflush(stdout);
   return !failed;
 }
