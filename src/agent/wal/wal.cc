@@ -7,7 +7,7 @@
 namespace apollo::wal {
 namespace {
 
-// Counts a thread inside an append call for the writer's gathering (see
+// Counts a thread inside an append call for the leader's gathering (see
 // Wal::GatherLocked).
 class AppenderScope {
  public:
@@ -20,15 +20,19 @@ class AppenderScope {
   std::atomic<uint64_t>& n_;
 };
 
+// Whether a leader gathers the other appenders' records before cutting
+// (Wal::GatherLocked); chosen by bench/wal_bench.
+constexpr bool kGather = true;
 // Gathering never waits longer than this, whatever the disk does.
 constexpr auto kMaxGather = std::chrono::milliseconds(2);
 constexpr auto kGatherPoll = std::chrono::microseconds(50);
 
 }  // namespace
 
-// One group commit: everything queued while the previous one was written.
+// One group commit: everything queued when the leader cut it (the bytes
+// are in write_buf_).
 struct Wal::Batch {
-  std::string data;
+  std::string_view data;
   uint64_t id = 0;
   uint64_t records = 0;
   uint64_t max_event_seq = 0;
@@ -71,7 +75,6 @@ Result<std::unique_ptr<Wal>> Wal::Open(const std::string& dir, const WalOptions&
     std::lock_guard<std::mutex> l(wal->mu_);
     wal->segments_.back().size = prefix.size();
   }
-  wal->writer_ = std::thread([w = wal.get()] { w->WriterLoop(); });
   return wal;
 }
 
@@ -92,16 +95,20 @@ Wal::~Wal() { (void)Close(); }
 
 Status Wal::Close() {
   std::lock_guard<std::mutex> c(close_mu_);
-  {
-    std::lock_guard<std::mutex> l(mu_);
-    closing_ = true;
+  if (!closed_) {
+    {
+      std::lock_guard<std::mutex> l(mu_);
+      closing_ = true;  // from here on nothing is queued
+    }
+    // After the write in progress, if any: everything still queued (lazy
+    // ACKs, records of calls racing with us) goes in one last batch, and
+    // kLeaderBit stays set, so nothing is written after it.
+    AcquireLeadership();
+    (void)LeadCommit(/*closing=*/true);
+    active_fd_ = UniqueFd();
+    lock_fd_ = UniqueFd();  // closing the descriptor releases the flock
+    closed_ = true;
   }
-  work_cv_.notify_one();
-  if (writer_.joinable()) {
-    writer_.join();
-  }
-  active_fd_ = UniqueFd();
-  lock_fd_ = UniqueFd();  // closing the descriptor releases the flock
   std::lock_guard<std::mutex> l(mu_);
   return failed_;
 }
@@ -143,31 +150,55 @@ Status Wal::UsableLocked() const {
 }
 
 uint64_t Wal::EnqueueLocked(RecordType type, uint64_t seq, std::string_view payload) {
-  // Lazy ack records alone do not wake the writer, so the first real record
-  // after them must (a lost wakeup here stalls every appender for good).
-  bool was_empty = pending_records_ == pending_lazy_;
   AppendRecord(&pending_, type, seq, payload);
   ++pending_records_;
-  // The writer sleeps on work_cv_ while nothing but lazy records is pending,
-  // or while it gathers a batch (GatherLocked) until every appender has queued.
-  if (was_empty || pending_records_ >= appenders_.load()) {
-    work_cv_.notify_one();
-  }
   return pending_batch_;
+}
+
+void Wal::AppenderQueuedLocked() {
+  ++pending_appenders_;
+  if (gathering_ && pending_appenders_ >= appenders_.load()) {
+    gather_cv_.notify_one();
+  }
 }
 
 Status Wal::WaitDurable(std::unique_lock<std::mutex>& lock, uint64_t batch) {
   lock.unlock();
-  uint64_t seen = progress_.load(std::memory_order_acquire);
-  while ((seen & ~kFailedBit) < batch && (seen & kFailedBit) == 0) {
-    progress_.wait(seen, std::memory_order_acquire);
-    seen = progress_.load(std::memory_order_acquire);
-  }
-  if ((seen & ~kFailedBit) >= batch) {
-    return Status::Ok();
+  uint64_t s = state_.load(std::memory_order_acquire);
+  for (;;) {
+    if ((s >> kBatchShift) >= batch) {
+      return Status::Ok();
+    }
+    if ((s & kFailedBit) != 0) {
+      break;
+    }
+    if ((s & kLeaderBit) == 0) {
+      // The CAS succeeds only on this exact state: no write in progress and
+      // `batch` not durable, so our record is still queued and we write it.
+      if (state_.compare_exchange_weak(s, s | kLeaderBit, std::memory_order_acquire)) {
+        s = LeadCommit(/*closing=*/false);
+      }
+      continue;  // a failed CAS reloaded s
+    }
+    state_.wait(s, std::memory_order_acquire);
+    s = state_.load(std::memory_order_acquire);
   }
   std::lock_guard<std::mutex> l(mu_);
   return Status::FailedPrecondition("WAL failed: " + failed_.ToString());
+}
+
+void Wal::AcquireLeadership() {
+  uint64_t s = state_.load(std::memory_order_acquire);
+  for (;;) {
+    if ((s & kLeaderBit) == 0) {
+      if (state_.compare_exchange_weak(s, s | kLeaderBit, std::memory_order_acquire)) {
+        return;
+      }
+      continue;
+    }
+    state_.wait(s, std::memory_order_acquire);
+    s = state_.load(std::memory_order_acquire);
+  }
 }
 
 Result<uint64_t> Wal::Submit(RecordType type, std::string_view payload) {
@@ -182,6 +213,7 @@ Result<uint64_t> Wal::Submit(RecordType type, std::string_view payload) {
     pending_checkpoint_ = true;
   }
   uint64_t batch = EnqueueLocked(type, seq, payload);
+  AppenderQueuedLocked();
   APOLLO_RETURN_IF_ERROR(WaitDurable(l, batch));
   return seq;
 }
@@ -246,6 +278,7 @@ Result<std::vector<uint64_t>> Wal::AppendEvents(std::vector<Event> events) {
     batch = EnqueueLocked(RecordType::kEvent, seq, encoded[i]);
     seqs.push_back(seq);
   }
+  AppenderQueuedLocked();
   APOLLO_RETURN_IF_ERROR(WaitDurable(l, batch));
   return seqs;
 }
@@ -253,41 +286,50 @@ Result<std::vector<uint64_t>> Wal::AppendEvents(std::vector<Event> events) {
 void Wal::GatherLocked(std::unique_lock<std::mutex>& lock) {
   // steady_clock, not the injected Clock: this is a latency heuristic on a
   // real disk; no outcome depends on it, and a ManualClock would never let
-  // the deadline pass.
+  // the deadline pass. A lone appender (the leader itself) never waits.
   using Steady = std::chrono::steady_clock;
   const Steady::time_point deadline =
       Steady::now() + std::min<Steady::duration>(last_sync_time_, kMaxGather);
-  while (!closing_ && pending_records_ < appenders_.load() && Steady::now() < deadline) {
-    work_cv_.wait_until(lock, std::min(deadline, Steady::now() + kGatherPoll));
+  gathering_ = true;
+  while (!closing_ && pending_appenders_ < appenders_.load() && Steady::now() < deadline) {
+    gather_cv_.wait_until(lock, std::min(deadline, Steady::now() + kGatherPoll));
   }
+  gathering_ = false;
 }
 
-void Wal::WriterLoop() {
+uint64_t Wal::LeadCommit(bool closing) {
   Batch b;
-  std::unique_lock<std::mutex> l(mu_);
-  for (;;) {
-    work_cv_.wait(l, [&] { return pending_records_ > pending_lazy_ || closing_; });
-    if (pending_.empty()) {
-      return;  // closing and drained
+  Status s;
+  {
+    std::unique_lock<std::mutex> l(mu_);
+    if (kGather && !closing) {
+      GatherLocked(l);
     }
-    GatherLocked(l);
-    b.data.clear();
-    b.data.swap(pending_);  // pending_ inherits the old buffer's capacity
-    b.id = pending_batch_++;
-    b.records = std::exchange(pending_records_, 0);
-    pending_lazy_ = 0;
-    b.max_event_seq = std::exchange(pending_max_event_seq_, 0);
-    b.checkpoint = std::exchange(pending_checkpoint_, false);
-    b.last_seq = last_seq_;
-    b.acked = acked_seq_;
-    Status s = failed_;
-    if (s.ok()) {
-      l.unlock();
-      s = WriteBatch(b);
-      l.lock();
+    s = failed_;
+    if (pending_records_ > 0) {
+      write_buf_.clear();
+      write_buf_.swap(pending_);  // pending_ inherits the old buffer's capacity
+      b.data = write_buf_;
+      b.id = pending_batch_++;
+      b.records = std::exchange(pending_records_, 0);
+      pending_appenders_ = 0;
+      b.max_event_seq = std::exchange(pending_max_event_seq_, 0);
+      b.checkpoint = std::exchange(pending_checkpoint_, false);
+      b.last_seq = last_seq_;
+      b.acked = acked_seq_;
     }
-    if (s.ok()) {
-      progress_.store(b.id, std::memory_order_release);
+  }
+  // Written outside mu_: callers keep queueing for the next batch meanwhile.
+  if (s.ok() && b.records > 0) {
+    s = WriteBatch(b);
+  }
+  // Only the leader changes state_ (others CAS only a value without
+  // kLeaderBit), so this is the current state.
+  const uint64_t prev = state_.load(std::memory_order_relaxed);
+  uint64_t next = prev & ~kLeaderBit;
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    if (s.ok() && b.records > 0) {
       SegmentMeta& seg = segments_.back();
       seg.size = active_size_;
       seg.max_event_seq = std::max(seg.max_event_seq, b.max_event_seq);
@@ -299,12 +341,20 @@ void Wal::WriterLoop() {
       stats_.records += b.records;
       stats_.bytes += b.data.size();
       ++stats_.syncs;
-    } else if (failed_.ok()) {
-      failed_ = s;
-      progress_.fetch_or(kFailedBit, std::memory_order_release);
+      next = b.id << kBatchShift;
+    } else if (!s.ok()) {
+      if (failed_.ok()) {
+        failed_ = s;
+      }
+      next |= kFailedBit;
     }
-    progress_.notify_all();
   }
+  if (closing) {
+    next |= kLeaderBit;
+  }
+  state_.store(next, std::memory_order_release);
+  state_.notify_all();
+  return next;
 }
 
 Status Wal::WriteBatch(const Batch& batch) {
@@ -321,7 +371,8 @@ Status Wal::WriteBatch(const Batch& batch) {
   APOLLO_RETURN_IF_ERROR(
       WriteAll(active_fd_.get(), batch.data.data(), batch.data.size(), active_path_));
   auto sync_start = std::chrono::steady_clock::now();
-  APOLLO_RETURN_IF_ERROR(DataSync(active_fd_.get(), active_path_));
+  APOLLO_RETURN_IF_ERROR(sync_for_test_ ? sync_for_test_(active_fd_.get(), active_path_)
+                                        : DataSync(active_fd_.get(), active_path_));
   last_sync_time_ = std::chrono::steady_clock::now() - sync_start;
   active_size_ += prefix.size() + batch.data.size();
   written_last_seq_ = batch.last_seq;

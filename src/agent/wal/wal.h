@@ -5,12 +5,21 @@
 // sequence numbers, acknowledgement and retention. Format and recovery rules:
 // docs/wal_format.md.
 //
-// Durability: every Append*/MarkAcked/Checkpoint call blocks until its record
-// has been written and fdatasync'ed (group commit: one writer thread batches
-// whatever concurrent callers queued while the previous fdatasync ran, so
-// N concurrent appenders share one fdatasync). There is no asynchronous
-// completion: callers that must not block append from their own thread. When such a call returns OK
-// the record survives a crash of the process or the machine.
+// Durability: every Append*/MarkAcked/AdvanceTo/Checkpoint call blocks until
+// its record has been written and fdatasync'ed; when it returns OK the record
+// survives a crash of the process or the machine. There is no asynchronous
+// completion: callers that must not block append from their own thread.
+//
+// Group commit is leader/follower, with no writer thread: a caller queues its
+// record and, if no write is in progress, becomes the leader: it cuts the
+// batch of everything queued (its own record, other callers' and lazy ACK
+// records), writes it with one write(2), fdatasyncs, publishes the progress
+// and wakes the waiters. Callers that queue while a write is in progress wait;
+// when it ends, one of those whose record is still not durable becomes the
+// next leader and writes the next batch. So N concurrent callers share one
+// fdatasync, and a lone caller writes its own record with no thread hand-off.
+// Log order is seq order (seqs are assigned and queued under one lock, and
+// batches are written one at a time, in the order they were cut).
 //
 // Errors: no exceptions. Open fails only on real I/O errors (permission
 // denied, not a directory, ...), never on damaged contents: damage is
@@ -28,12 +37,12 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <string>
 #include <string_view>
-#include <thread>
 #include <vector>
 
 #include "agent/wal/file_util.h"
@@ -80,7 +89,8 @@ class Wal final {
   static Result<std::unique_ptr<Wal>> Open(const std::string& dir, const WalOptions& options,
                                            const Clock& clock);
 
-  // Completes every queued append, then stops the writer thread.
+  // Close(): writes what is still queued (lazy ACK records), then releases
+  // the directory. No call may be in progress or start during destruction.
   ~Wal();
   Wal(const Wal&) = delete;
   Wal& operator=(const Wal&) = delete;
@@ -122,7 +132,7 @@ class Wal final {
 
   // MarkAcked without waiting for the disk: acked_seq() rises at once and
   // the ACK record rides along with the next group commit (or Close); it
-  // costs no fdatasync of its own. Safe because an ack is only an
+  // never makes a write or fdatasync of its own. Safe because an ack is only an
   // optimisation: if a crash forgets it, the events above the durable
   // watermark are resent on reconnect and the store deduplicates them by
   // event_id. Segments are removed only on the strength of a durable ack.
@@ -158,30 +168,44 @@ class Wal final {
   uint64_t acked_seq() const;
   WalStats stats() const;
 
-  // Flushes, stops the writer and returns the first write error, if any.
-  // Later calls fail with FailedPrecondition. Idempotent.
+  // Waits for a write in progress, writes what is still queued (lazy ACK
+  // records, and the records of calls racing with Close, which then return
+  // OK), closes the segment and releases the flock. Returns the first write
+  // error, if any. Later calls fail with FailedPrecondition and write
+  // nothing. Idempotent.
   Status Close();
 
  private:
+  friend class WalTestPeer;  // wal_group_commit_test.cc: fails the batch fdatasync
   struct Batch;
   Wal(std::string dir, const WalOptions& options, const Clock& clock, RecoveredLog log);
 
   // Creates segment `index`, makes it the active one and appends its header
-  // record to *prefix (written with the next batch). Writer thread or Open.
+  // record to *prefix (written with the next batch). The leader or Open.
   Status StartSegment(uint64_t index, uint64_t last_seq, uint64_t acked, std::string* prefix);
   // Queues a framed record; returns the batch id it will be written in.
   // Requires mu_ held and UsableLocked() OK.
   uint64_t EnqueueLocked(RecordType type, uint64_t seq, std::string_view payload);
+  // An appender (counted in appenders_) has queued all its records: may end
+  // the leader's gathering. Requires mu_ held.
+  void AppenderQueuedLocked();
   // Queues a framed record and waits for its group commit.
   Result<uint64_t> Submit(RecordType type, std::string_view payload);
-  // Releases `lock` (mu_) and waits until batch `batch` is durable or the
-  // WAL failed. Returns without mu_ held.
+  // Releases `lock` (mu_) and returns once batch `batch` is durable (OK) or
+  // the WAL failed (FailedPrecondition), leading the writes itself whenever
+  // no write is in progress. Returns without mu_ held.
   Status WaitDurable(std::unique_lock<std::mutex>& lock, uint64_t batch);
-  void WriterLoop();
-  // Before cutting a batch, waits (briefly, bounded by the last fdatasync's
-  // duration) until every thread inside an append call has queued its
-  // record, so concurrent appenders share one fdatasync instead of splitting
-  // into two alternating cohorts. Requires mu_ held (through `lock`).
+  // Sets kLeaderBit in state_, waiting while another thread holds it.
+  void AcquireLeadership();
+  // Called holding kLeaderBit: cuts the batch of everything queued, writes
+  // and fdatasyncs it, publishes progress (or the failure) in state_ and
+  // wakes the waiters. Releases kLeaderBit, except when `closing` (Close:
+  // nothing may be written after its last batch). Returns the published state.
+  uint64_t LeadCommit(bool closing);
+  // Before cutting a batch, the leader waits (briefly, bounded by the last
+  // fdatasync's duration) until every thread inside an append call has
+  // queued its record, so concurrent appenders share one fdatasync instead
+  // of splitting into two alternating cohorts. Requires mu_ held (`lock`).
   void GatherLocked(std::unique_lock<std::mutex>& lock);
   Status WriteBatch(const Batch& batch);
   Status UsableLocked() const;
@@ -196,26 +220,29 @@ class Wal final {
   RecoveryReport report_;
 
   mutable std::mutex mu_;
-  std::condition_variable work_cv_;     // the writer waits for work (with mu_)
+  std::condition_variable gather_cv_;   // a gathering leader waits here (with mu_)
   RecoveredState recovered_;            // guarded by mu_
   std::string pending_;                 // guarded by mu_: framed records not yet written
   uint64_t pending_records_ = 0;        // guarded by mu_
-  // Of pending_records_, those queued by MarkAckedLazy: they do not wake the
-  // writer (they ride with the next append) and do not count as work for
-  // its wait, so an append after one must still wake it.
-  uint64_t pending_lazy_ = 0;           // guarded by mu_
+  // Calls counted in appenders_ whose records are all in pending_.
+  uint64_t pending_appenders_ = 0;      // guarded by mu_
+  bool gathering_ = false;              // guarded by mu_: the leader waits in GatherLocked
   uint64_t pending_max_event_seq_ = 0;  // guarded by mu_
   bool pending_checkpoint_ = false;     // guarded by mu_
   uint64_t pending_batch_ = 1;          // guarded by mu_: id the queued records will get
-  // Highest batch id written and synced, plus kFailedBit once a write
-  // failed. Written by the writer thread; appenders wait on it with
-  // std::atomic::wait, so waking 256 of them needs no mutex hand-off.
-  static constexpr uint64_t kFailedBit = 1ull << 63;
-  std::atomic<uint64_t> progress_{0};
-  // Threads currently inside Append/AppendEvent/MarkAcked/Checkpoint.
+  // The group-commit state, one word so that a waiter sees progress and
+  // leadership change together: bits 2..63 the highest batch id written and
+  // synced; kFailedBit once a write or fdatasync failed; kLeaderBit while a
+  // thread leads (cuts, writes, publishes). Leadership is taken by CAS from a
+  // value without kLeaderBit and dropped by the leader's single store of the
+  // next value; every change is followed by notify_all, so waiters block in
+  // std::atomic::wait (no mutex hand-off per waiter) and never miss one.
+  static constexpr uint64_t kLeaderBit = 1;
+  static constexpr uint64_t kFailedBit = 2;
+  static constexpr int kBatchShift = 2;
+  std::atomic<uint64_t> state_{0};
+  // Threads currently inside Append/AppendEvent(s)/Checkpoint.
   std::atomic<uint64_t> appenders_{0};
-  // Duration of the last fdatasync; written and read by the writer thread only.
-  std::chrono::steady_clock::duration last_sync_time_{};
   uint64_t last_seq_ = 0;                          // guarded by mu_
   uint64_t acked_seq_ = 0;                         // guarded by mu_
   // The highest ack whose record is durable (acked_seq_ may be ahead of it
@@ -229,18 +256,23 @@ class Wal final {
   WalStats stats_;                                 // guarded by mu_ (segments computed on read)
 
   std::mutex gc_mu_;     // serialises RemoveObsoleteSegments
-  std::mutex close_mu_;  // serialises Close (joining the writer)
+  std::mutex close_mu_;  // serialises Close
+  bool closed_ = false;  // guarded by close_mu_
 
   UniqueFd lock_fd_;  // holds the directory's flock; set by Open, reset by Close
 
-  // Owned by the writer thread only (Open sets them before it starts).
+  // Owned by whichever thread holds kLeaderBit (Open, before any call; then
+  // the leaders in turn, each handing over through state_'s release/acquire).
   UniqueFd active_fd_;
   std::string active_path_;
   uint64_t active_index_ = 0;
   uint64_t active_size_ = 0;
   uint64_t written_last_seq_ = 0;
-
-  std::thread writer_;  // last member: started once the rest is built
+  std::string write_buf_;  // the batch being written; swapped with pending_ to keep capacity
+  std::chrono::steady_clock::duration last_sync_time_{};  // the last batch fdatasync's duration
+  // Tests only (WalTestPeer): replaces the batch fdatasync. Empty in the
+  // product; set before any call.
+  std::function<Status(int fd, const std::string& path)> sync_for_test_;
 };
 
 }  // namespace apollo::wal

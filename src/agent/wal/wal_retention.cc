@@ -42,12 +42,12 @@ Status Wal::MarkAckedLazy(uint64_t seq) {
     Result<bool> advances = AckAdvancesLocked(seq);
     if (!advances.ok()) return advances.status();
     if (!*advances) return Status::Ok();
-    // Queued without waking the writer: it is written with whatever is
-    // appended next. Raised now, under the same lock, so any batch cut from
-    // here on carries the record (the writer's durable_acked_seq_ relies on it).
+    // Queued with no caller waiting for it, so it never makes a leader: the
+    // next leader's batch (or Close's) carries it. Raised now, under the same
+    // lock, so any batch cut from here on carries the record (the leader's
+    // durable_acked_seq_ relies on it).
     AppendRecord(&pending_, RecordType::kAck, last_seq_, EncodeFixed64(seq));
     ++pending_records_;
-    ++pending_lazy_;
     acked_seq_ = seq;
   }
   return RemoveObsoleteSegments();
@@ -144,7 +144,7 @@ Result<std::vector<Event>> Wal::ReadEventsAfter(uint64_t after_seq, size_t max_e
     if (events.size() >= max_events) {
       break;
     }
-    // Only the durable prefix: the writer may be appending past it.
+    // Only the durable prefix: a leader may be appending past it.
     Result<std::string> data = ReadFile(JoinPath(dir_, SegmentFileName(s.index)), s.size);
     if (!data.ok() && data.status().code() == StatusCode::kNotFound) {
       continue;  // acked since
