@@ -8,7 +8,7 @@ median of each figure and the median ratio B/A (throughput) or A/B
 (latency), so above 1 is better for B in both.
 
   scripts/bench-e2e-paired.py --a OLD/bin --b NEW/bin [--rounds 3] \
-      [--tasks 50000] [--pg] [--extra '--agents 100']
+      [--tasks 50000] [--pg] [--extra '--agents 100'] [--extra-a ARGS] [--extra-b ARGS]
 
 The arguments are the ones `make bench-compare` gives apollo-bench
 (throughput and latency with one agent); --pg runs both on PostgreSQL.
@@ -26,12 +26,12 @@ FIGURES = [  # (scenario, field, higher_is_better)
 ]
 
 
-def run(bin_dir, args):
+def run(bin_dir, args, extra):
     cmd = [f"{bin_dir}/apollo-bench", "--scenarios", "throughput,latency",
            "--latency-agents", "1", "--tasks", str(args.tasks)]
     if args.pg:
         cmd.append("--pg")
-    cmd += args.extra.split()
+    cmd += args.extra.split() + extra.split()
     p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                        timeout=1800)
     got = {}
@@ -57,15 +57,20 @@ def main():
     ap.add_argument("--tasks", type=int, default=50000)
     ap.add_argument("--pg", action="store_true", help="both on a throwaway PostgreSQL 15")
     ap.add_argument("--extra", default="", help="more apollo-bench arguments, for both")
+    ap.add_argument("--extra-a", default="", help="more apollo-bench arguments, for A only")
+    ap.add_argument("--extra-b", default="", help="more apollo-bench arguments, for B only "
+                    "(e.g. the same bin/ twice with another --orchestrator-config)")
     args = ap.parse_args()
     if args.rounds < 1:
         sys.exit("bench-e2e-paired: --rounds must be at least 1")
     a_runs, b_runs = [], []
     for r in range(args.rounds):
-        order = [("a", args.a), ("b", args.b)] if r % 2 == 0 else [("b", args.b), ("a", args.a)]
+        order = [("a", args.a, args.extra_a), ("b", args.b, args.extra_b)]
+        if r % 2:
+            order.reverse()
         got = {}
-        for name, bin_dir in order:
-            got[name] = run(bin_dir, args)
+        for name, bin_dir, extra in order:
+            got[name] = run(bin_dir, args, extra)
         a_runs.append(got["a"])
         b_runs.append(got["b"])
         print(f"  round {r + 1}: " + "  ".join(

@@ -182,7 +182,8 @@ bool OrchestratorParser::Value(const Field& f) {
       return true;
     };
     return Section(f, {{"synchronous", sync},
-                       {"batch_max", Int(1, 100'000, &c.store_options.batch_max)}});
+                       {"batch_max", Int(1, 100'000, &c.store_options.batch_max)},
+                       {"writers", Int(1, 16, &c.store_options.writers)}});
   }
   if (k == "bus_options") {
     return Section(f, {{"partitions", Int(1, 1024, &c.bus_options.partitions)},

@@ -98,6 +98,7 @@ std::string_view SqliteSyncName(SqliteSync s);
 struct StoreOptionsConfig {
   SqliteSync synchronous = SqliteSync::kFull;  // file: full | normal
   int batch_max = 1000;                        // events per store transaction
+  int writers = 2;                             // PostgreSQL write connections
   friend bool operator==(const StoreOptionsConfig&, const StoreOptionsConfig&) = default;
 };
 

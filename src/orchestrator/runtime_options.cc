@@ -63,6 +63,7 @@ RuntimeOptions DeriveRuntimeOptions(const OrchestratorConfig& c) {
 
   r.store.sqlite_synchronous = std::string(SqliteSyncName(c.store_options.synchronous));
   r.store.batch_cap = c.store_options.batch_max;
+  r.store.writers = c.store_options.writers;
 
   r.bus.partitions = c.bus_options.partitions;
   r.bus.max_deliver = c.bus_options.max_deliver;
@@ -125,6 +126,7 @@ std::string Fingerprint(const RuntimeOptions& r) {
   out << "store.synchronous=" << r.store.sqlite_synchronous << "\n"
       << "store.batch_cap=" << r.store.batch_cap << "\n"
       << "store.readers=" << r.store.reader_connections << "\n"
+      << "store.writers=" << r.store.writers << "\n"
       << "store.background_checkpoint=" << r.store.background_checkpoint << "\n"
       << "store.cache_kib=" << r.store.cache_kib << "\n"
       << "bus.partitions=" << r.bus.partitions << "\n"

@@ -57,6 +57,7 @@ const std::map<std::string, std::string>& Alternatives() {
       {"retention.batch", "retention: {batch: 50}"},
       {"store_options.synchronous", "store_options: {synchronous: normal}"},
       {"store_options.batch_max", "store_options: {batch_max: 10}"},
+      {"store_options.writers", "store_options: {writers: 3}"},
       {"bus_options.partitions", "bus_options: {partitions: 4}"},
       {"bus_options.max_deliver", "bus_options: {max_deliver: 2}"},
       {"callbacks.timeout", "callbacks: {timeout: 1}"},

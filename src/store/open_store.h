@@ -25,6 +25,10 @@ struct StoreOptions {
   int batch_cap = 1000;
   // Read connections kept open for queries.
   int reader_connections = 4;
+  // PostgreSQL: write connections, each with its own writer thread; one
+  // applies the agents' events, the others everything else (creates,
+  // dispatch, timeouts, ...), concurrently. SQLite always has one.
+  int writers = 2;
   // SQLite: checkpoint the WAL on a background thread (true) or inside the
   // committing thread, SQLite's default (false).
   bool background_checkpoint = true;

@@ -1,5 +1,9 @@
 #include "store/engine/engine_store.h"
 
+#include <algorithm>
+#include <atomic>
+#include <vector>
+
 #include "store/engine/apply_op.h"
 #include "store/engine/nodes.h"
 #include "store/engine/queries.h"
@@ -13,8 +17,9 @@ namespace {
 
 class EngineStore final : public StateStore {
  public:
-  EngineStore(std::unique_ptr<sql::Driver> driver, std::unique_ptr<Writer> writer, int readers)
-      : driver_(std::move(driver)), writer_(std::move(writer)), readers_(*driver_, readers) {}
+  EngineStore(std::unique_ptr<sql::Driver> driver, std::vector<std::unique_ptr<Writer>> writers,
+              int readers)
+      : driver_(std::move(driver)), writers_(std::move(writers)), readers_(*driver_, readers) {}
 
   // StateStore: tasks, events, transitions
   Result<std::vector<CreatedTask>> CreateTasks(std::span<const NewTask> tasks) override {
@@ -27,7 +32,7 @@ class EngineStore final : public StateStore {
   std::future<Result<ApplyResult>> ApplyAsync(std::vector<Event> events) override {
     auto op = std::make_unique<ApplyOp>(std::move(events));
     std::future<Result<ApplyResult>> fut = op->future();
-    writer_->Enqueue(std::move(op));
+    writers_.front()->Enqueue(std::move(op));
     return fut;
   }
   Result<std::vector<EventOutcome>> Transition(
@@ -144,7 +149,11 @@ class EngineStore final : public StateStore {
     return readers_.Read([&](sql::Conn& db) { return QueryAudit(db, query); });
   }
 
-  StoreStats Stats() const override { return writer_->Stats(); }
+  StoreStats Stats() const override {
+    StoreStats all;
+    for (const auto& w : writers_) AddStats(all, w->Stats());
+    return all;
+  }
 
  private:
   // The tasks, and `audit` if given, in one transaction.
@@ -164,7 +173,7 @@ class EngineStore final : public StateStore {
   }
   template <typename T, typename Fn>
   Result<T> Write(int weight, Fn fn) {
-    return writer_->Submit<T>(weight, std::move(fn)).get();
+    return OtherWriter().Submit<T>(weight, std::move(fn)).get();
   }
   // A write whose only result is its status.
   template <typename Fn>
@@ -177,9 +186,25 @@ class EngineStore final : public StateStore {
         .status();
   }
 
-  // Declared first: the writer and the readers use it until they are gone.
+  // The writer of everything but events: with one writer, that one; with
+  // several, the others in turn (see writers_).
+  Writer& OtherWriter() {
+    if (writers_.size() == 1) return *writers_.front();
+    size_t k = next_.fetch_add(1, std::memory_order_relaxed) % (writers_.size() - 1);
+    return *writers_[1 + k];
+  }
+
+  // Declared first: the writers and the readers use it until they are gone.
   std::unique_ptr<sql::Driver> driver_;
-  std::unique_ptr<Writer> writer_;
+  // writers_[0] applies every event batch, so events keep the one order the
+  // bus and the sessions rely on (ops commit in submission order, acks are
+  // cumulative). Creates, transitions and the rest go to the others, each
+  // with its own connection and transaction, concurrently with the events:
+  // the engine locks what it changes before deciding (writer.h), so writers
+  // in one process are as safe as replicas sharing a database. SQLite has
+  // one (a second would only wait for the file's write lock).
+  std::vector<std::unique_ptr<Writer>> writers_;
+  std::atomic<size_t> next_{0};
   ReaderPool readers_;
 };
 
@@ -193,10 +218,15 @@ Result<std::unique_ptr<StateStore>> OpenEngineStore(std::unique_ptr<sql::Driver>
     if (!conn.ok()) return conn.status();
     APOLLO_RETURN_IF_ERROR(Migrate(**conn, driver->dialect()));
   }
-  Result<std::unique_ptr<Writer>> writer = Writer::Start(*driver, clock, options.batch_cap);
-  if (!writer.ok()) return writer.status();
+  const int n = driver->dialect() == "sqlite" ? 1 : std::max(1, options.writers);
+  std::vector<std::unique_ptr<Writer>> writers;
+  for (int i = 0; i < n; ++i) {
+    Result<std::unique_ptr<Writer>> writer = Writer::Start(*driver, clock, options.batch_cap);
+    if (!writer.ok()) return writer.status();
+    writers.push_back(std::move(*writer));
+  }
   return std::unique_ptr<StateStore>(std::make_unique<EngineStore>(
-      std::move(driver), std::move(*writer), options.reader_connections));
+      std::move(driver), std::move(writers), options.reader_connections));
 }
 
 }  // namespace apollo::store::engine
