@@ -1,7 +1,8 @@
 #pragma once
 
-// The StateStore, written once over a SQL driver (sql.h): one writer thread
-// with group commit (writer.h), readers on their own connections
+// The StateStore, written once over a SQL driver (sql.h): writer threads
+// with group commit (writer.h; SQLite one, PostgreSQL StoreOptions::writers:
+// one for the events, the others for the rest), readers on their own connections
 // (reader_pool.h), the schema migrated on open (schema.h). Every rule of the
 // store lives in this folder; a driver only connects, speaks its dialect and
 // maps its errors.
