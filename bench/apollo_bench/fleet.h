@@ -2,7 +2,9 @@
 
 // M simulated agents in this process (see sim_agent.h), each with its own
 // node_id "<prefix>-<i>" and WAL directory "<root>/<node_id>", label
-// role=bench. Started one by one; stopped in parallel by the destructor.
+// role=bench, and (unless shared_connection) its own TCP connection to the
+// center. Started one by one; stopped in parallel by the destructor. One
+// session monitor serves the whole fleet.
 //
 // Thread-safety: not thread-safe; one owner. connected() may be called
 // from any thread.
@@ -23,7 +25,18 @@ struct FleetOptions {
   std::map<std::string, std::string> labels = {{"role", "bench"}};
   int max_concurrency = 1;
   Duration heartbeat_interval = std::chrono::seconds(10);
+  // false (default): each agent dials its own connection, as real agents
+  // do; true: every agent of the process shares one HTTP/2 connection (the
+  // bench before issue 18; the center's per-agent cost is then a lower bound).
+  bool shared_connection = false;
 };
+
+// Whether this process and machine can hold `agents` simulated agents:
+// file descriptors (RLIMIT_NOFILE) and threads (kernel.pid_max and
+// vm.max_map_count, shared with everything else running), for agents that
+// run no work (idle, reconnect) or that each start `workers` executor
+// threads. FailedPrecondition naming the limit and what it needs, else OK.
+Status CheckFleetCapacity(size_t agents, int workers, bool shared_connection);
 
 class Fleet {
  public:
@@ -42,6 +55,8 @@ class Fleet {
 
  private:
   Fleet() = default;
+  // Declared first: destroyed after every agent that uses it.
+  std::unique_ptr<agent::SessionMonitor> monitor_;
   std::vector<std::unique_ptr<SimAgent>> agents_;
 };
 

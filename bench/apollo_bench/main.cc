@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <fstream>
 #include <iostream>
 #include <random>
 #include <sstream>
@@ -28,14 +29,24 @@ namespace {
 using apollo::bench::BenchConfig;
 using apollo::bench::ScenarioResult;
 
-// Thousands of threads: lift the fd limit to the hard one and give new
-// threads 1 MiB stacks instead of 8 (address space, not memory, but it
-// keeps the mapping count down).
+// Thousands of threads and connections: lift the fd limit (as root, the
+// hard one too, to kernel's fs.nr_open or 1 Mi; else the soft one to the
+// hard one; the orchestrators we start inherit it) and give new threads
+// 1 MiB stacks instead of 8 (address space, not memory, but it keeps the
+// mapping count down).
 void PrepareProcess() {
   rlimit nofile{};
-  if (getrlimit(RLIMIT_NOFILE, &nofile) == 0 && nofile.rlim_cur < nofile.rlim_max) {
-    nofile.rlim_cur = nofile.rlim_max;
-    setrlimit(RLIMIT_NOFILE, &nofile);
+  if (getrlimit(RLIMIT_NOFILE, &nofile) == 0) {
+    rlim_t want = 1 << 20;
+    if (std::ifstream nr_open("/proc/sys/fs/nr_open"); nr_open) {
+      rlim_t v = 0;
+      if (nr_open >> v && v > 0) want = std::min(want, v);
+    }
+    rlimit raised{want, want};
+    if (nofile.rlim_max >= want || setrlimit(RLIMIT_NOFILE, &raised) != 0) {
+      nofile.rlim_cur = nofile.rlim_max;
+      setrlimit(RLIMIT_NOFILE, &nofile);
+    }
   }
   pthread_attr_t attr;
   pthread_attr_init(&attr);
@@ -121,6 +132,9 @@ int main(int argc, char** argv) {
                "throughput, latency, soak: submit task files' YAML text instead of typed specs "
                "(issue 18), to compare the two");
   app.add_option("--fleet", c.fleet_agents, "fanout/idle/reconnect: agents")->capture_default_str();
+  app.add_flag("--shared-connection", c.shared_connection,
+               "fanout/idle/reconnect/...: all simulated agents on one HTTP/2 connection (as "
+               "before issue 18) instead of one TCP connection per agent");
   app.add_option("--idle-seconds", c.idle_seconds, "idle: measuring window")->capture_default_str();
   app.add_option("--backlog", c.backlog_events, "recovery: WAL backlog events")->capture_default_str();
   app.add_option("--max-concurrency", c.max_concurrency, "executor workers per agent")

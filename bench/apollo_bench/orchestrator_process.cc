@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <regex>
 #include <sstream>
@@ -151,6 +152,33 @@ std::optional<int> ProcessThreads(pid_t pid) {
   auto v = StatusField(pid, "Threads");
   if (!v) return std::nullopt;
   return std::stoi(*v);
+}
+
+std::optional<int64_t> ProcessMaxOpenFiles(pid_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/limits");
+  std::string line;
+  while (std::getline(in, line)) {
+    // "Max open files            20000                20000                files"
+    if (line.rfind("Max open files", 0) != 0) continue;
+    std::istringstream fields(line.substr(sizeof("Max open files") - 1));
+    std::string soft;
+    if (!(fields >> soft)) return std::nullopt;
+    if (soft == "unlimited") return -1;
+    return std::stoll(soft);
+  }
+  return std::nullopt;
+}
+
+std::optional<int64_t> ProcessOpenFiles(pid_t pid) {
+  std::error_code ec;
+  std::filesystem::directory_iterator it("/proc/" + std::to_string(pid) + "/fd", ec);
+  if (ec) return std::nullopt;
+  int64_t n = 0;
+  for (; it != std::filesystem::directory_iterator(); it.increment(ec)) {
+    if (ec) return std::nullopt;
+    ++n;
+  }
+  return n;
 }
 
 std::optional<double> ProcessCpuSeconds(pid_t pid) {

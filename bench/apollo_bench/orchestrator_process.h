@@ -68,5 +68,10 @@ std::optional<double> ProcessRssMb(pid_t pid);
 std::optional<double> ProcessCpuSeconds(pid_t pid);
 // Threads of `pid` (from /proc/PID/status), or nullopt.
 std::optional<int> ProcessThreads(pid_t pid);
+// The soft limit on open files of `pid` (from /proc/PID/limits; -1 for
+// unlimited), or nullopt.
+std::optional<int64_t> ProcessMaxOpenFiles(pid_t pid);
+// How many files `pid` has open (entries of /proc/PID/fd), or nullopt.
+std::optional<int64_t> ProcessOpenFiles(pid_t pid);
 
 }  // namespace apollo::bench

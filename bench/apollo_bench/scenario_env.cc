@@ -101,10 +101,23 @@ Result<std::unique_ptr<Fleet>> ScenarioEnv::StartFleet(size_t agents, int max_co
   o.node_prefix = prefix_;
   o.max_concurrency = max_concurrency;
   o.labels = {{"role", "bench"}, {"bench_run", prefix_}};
+  o.shared_connection = config_.shared_connection;
   return Fleet::Start(o, *registry_, clock_);
 }
 
-Result<std::unique_ptr<Fleet>> ScenarioEnv::StartConnectedFleet(size_t agents) {
+Result<std::unique_ptr<Fleet>> ScenarioEnv::StartConnectedFleet(size_t agents, bool runs_work) {
+  APOLLO_RETURN_IF_ERROR(CheckFleetCapacity(agents, runs_work ? config_.max_concurrency : 0,
+                                            config_.shared_connection));
+  if (process_) {
+    // A connection per agent, plus a descriptor or so per stream and store.
+    auto max_fds = ProcessMaxOpenFiles(process_->pid());
+    const int64_t need = 2 * static_cast<int64_t>(agents);
+    if (max_fds && *max_fds >= 0 && *max_fds < need) {
+      return Status::FailedPrecondition("the orchestrator may open " + std::to_string(*max_fds) +
+                                        " files, " + std::to_string(agents) + " agents need " +
+                                        std::to_string(need));
+    }
+  }
   auto fleet = StartFleet(agents, config_.max_concurrency);
   if (!fleet.ok()) return fleet.status();
   auto deadline = std::chrono::steady_clock::now() + config_.timeout;

@@ -61,6 +61,9 @@ struct BenchConfig {
   // to compare the two.
   bool submit_yaml = false;
   size_t fleet_agents = 1000;    // 2, 4, 5
+  // All simulated agents on one HTTP/2 connection (the bench before issue
+  // 18) instead of one connection each.
+  bool shared_connection = false;
   int idle_seconds = 30;         // 4
   size_t backlog_events = 10'000;  // 6
   int max_concurrency = 1;       // executor workers per simulated agent
@@ -99,7 +102,10 @@ class ScenarioEnv {
   // `agents` simulated agents labelled role=bench and bench_run=prefix().
   Result<std::unique_ptr<Fleet>> StartFleet(size_t agents, int max_concurrency);
   // Starts a fleet and waits until the center lists all of it connected.
-  Result<std::unique_ptr<Fleet>> StartConnectedFleet(size_t agents);
+  // First checks that this process (CheckFleetCapacity; `runs_work`: its
+  // agents will run tasks, so each starts executor threads) and our
+  // orchestrator (2 fds per agent) can hold it.
+  Result<std::unique_ptr<Fleet>> StartConnectedFleet(size_t agents, bool runs_work = true);
 
   // Restarts our orchestrator after a kill (keeps the port; re-registers the PID).
   Status RestartOrchestrator();

@@ -29,7 +29,7 @@ ScenarioResult RunIdleFleet(const BenchConfig& config) {
   OrchestratorProcess* p = (*env)->process();
   if (!p) return Failed(std::move(r), "needs an orchestrator of its own (not --server)");
   auto rss_before = (*env)->RssMb();
-  auto fleet = (*env)->StartConnectedFleet(config.fleet_agents);
+  auto fleet = (*env)->StartConnectedFleet(config.fleet_agents, /*runs_work=*/false);
   if (!fleet.ok()) return Failed(std::move(r), fleet.status().ToString());
   // Let connection set-up work drain, then watch a quiet fleet heartbeat.
   std::this_thread::sleep_for(std::chrono::seconds(5));
@@ -49,6 +49,9 @@ ScenarioResult RunIdleFleet(const BenchConfig& config) {
   r.extra["rss_before_mb"] = *rss_before;
   r.extra["rss_per_agent_kib"] = (*rss_after - *rss_before) * 1024 / static_cast<double>((*fleet)->size());
   if (auto threads = ProcessThreads(p->pid())) r.extra["orchestrator_threads"] = *threads;
+  // One socket per agent when each has its own connection.
+  if (auto fds = ProcessOpenFiles(p->pid())) r.extra["orchestrator_fds"] = *fds;
+  r.extra["connection"] = config.shared_connection ? "shared" : "per_agent";
   if (auto threads = ProcessThreads(getpid())) r.extra["bench_threads"] = *threads;
   return r;
 }
@@ -59,7 +62,7 @@ ScenarioResult RunReconnectStorm(const BenchConfig& config) {
   auto env = ScenarioEnv::Create(config, "storm");
   if (!env.ok()) return Failed(std::move(r), env.status().ToString());
   if (!(*env)->process()) return Failed(std::move(r), "needs an orchestrator of its own");
-  auto fleet = (*env)->StartConnectedFleet(config.fleet_agents);
+  auto fleet = (*env)->StartConnectedFleet(config.fleet_agents, /*runs_work=*/false);
   if (!fleet.ok()) return Failed(std::move(r), fleet.status().ToString());
   uint64_t sessions_before = 0;
   std::vector<uint64_t> before((*fleet)->size());
@@ -118,6 +121,8 @@ ScenarioResult RunReconnectStorm(const BenchConfig& config) {
   r.extra["reconciled"] = synced;
   if (all_synced) r.extra["reconciled_s_from_kill"] = Seconds(*all_synced - killed);
   r.extra["peak_reconciled_per_s"] = peak;
+  r.extra["connection"] = config.shared_connection ? "shared" : "per_agent";
+  if (auto fds = ProcessOpenFiles((*env)->process()->pid())) r.extra["orchestrator_fds"] = *fds;
   // Sessions beyond one per agent: agents that connected and were cut again.
   r.extra["extra_sessions"] = static_cast<int64_t>(sessions_after - sessions_before) -
                               static_cast<int64_t>(config.fleet_agents);

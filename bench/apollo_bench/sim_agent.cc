@@ -53,6 +53,8 @@ Result<std::unique_ptr<SimAgent>> SimAgent::Open(const SimAgentOptions& options,
   so.intents = registry.Intents();
   so.agent_version = kVersion;
   so.heartbeat_interval = options.heartbeat_interval;
+  so.own_connection = !options.shared_connection;
+  so.monitor = options.monitor;
   a->session_ = std::make_unique<agent::Session>(so, *a->wal_, clock);
   a->sink_.SetSession(a->session_.get());
 

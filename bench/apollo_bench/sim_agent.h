@@ -8,11 +8,13 @@
 // they become durable, and can withhold them from the live stream to build
 // a WAL backlog (as a cut link would).
 //
-// Cost per agent (library as of fa57dfc): 5 threads (WAL writer, executor
-// worker x max_concurrency, session loop, session monitor, session writer
-// while connected), 2 file descriptors (WAL lock + active segment). All Sessions
-// of one process share one HTTP/2 connection: gRPC pools subchannels by
-// target and args, and Session builds its channel itself.
+// Cost per agent (issue 18): 2 threads while connected (session loop,
+// session writer) plus executor workers once it runs work (up to
+// max_concurrency; none while idle); the session monitor is one thread for
+// the whole fleet (SimAgentOptions::monitor), and the WAL has none. 3 file descriptors (WAL lock,
+// active segment, its own TCP connection) — or 2 with shared_connection,
+// where every Session of the process rides one HTTP/2 connection (gRPC's
+// global subchannel pool).
 //
 // Thread-safety: Start/Stop from one thread; the accessors from any.
 
@@ -75,6 +77,11 @@ struct SimAgentOptions {
   std::map<std::string, std::string> labels;
   int max_concurrency = 1;
   Duration heartbeat_interval = std::chrono::seconds(10);
+  // false: this agent's own TCP connection (agent::SessionOptions::
+  // own_connection), as a real agent has; true: gRPC's shared one.
+  bool shared_connection = false;
+  // Shared by the fleet; must outlive the agent. Null: the session's own.
+  agent::SessionMonitor* monitor = nullptr;
 };
 
 class SimAgent {

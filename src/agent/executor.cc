@@ -33,11 +33,7 @@ Executor::Executor(ExecutorOptions options, wal::Wal& wal, const HandlerRegistry
       registry_(registry),
       clock_(clock),
       sink_(sink),
-      table_(options_.max_finished) {
-  int n = std::max(1, options_.max_concurrency);
-  workers_.reserve(n);
-  for (int i = 0; i < n; ++i) workers_.emplace_back([this] { WorkerLoop(); });
-}
+      table_(options_.max_finished) {}
 
 Executor::~Executor() { Shutdown(); }
 
@@ -230,6 +226,14 @@ Result<std::vector<Delivery>> Executor::DeliverBatch(const std::vector<IntentReq
     }
     queue_.push({static_cast<int>(req.priority), next_order_++, req.task_id});
   }
+  // Workers start with the first work (threads, not memory, are what a
+  // process running thousands of simulated agents runs out of). Never after
+  // Shutdown began: it joins the workers it found.
+  const size_t max_workers = static_cast<size_t>(std::max(1, options_.max_concurrency));
+  for (size_t k = 0;
+       k < claimed.size() && logged.ok() && !stopping_ && workers_.size() < max_workers; ++k) {
+    workers_.emplace_back([this] { WorkerLoop(); });
+  }
   if (!logged.ok()) return logged;
   if (!claimed.empty()) work_cv_.notify_all();
   return out;
@@ -404,6 +408,7 @@ void Executor::SetConservative(bool on) {
 }
 
 void Executor::Shutdown() {
+  std::vector<std::thread> workers;
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (stopping_ && workers_.empty()) return;
@@ -413,11 +418,11 @@ void Executor::Shutdown() {
       run->token.Cancel();
     }
     work_cv_.notify_all();
+    workers.swap(workers_);  // none starts once stopping_ is set
   }
-  for (auto& w : workers_) {
+  for (auto& w : workers) {
     if (w.joinable()) w.join();
   }
-  workers_.clear();
 }
 
 }  // namespace apollo::agent

@@ -84,7 +84,8 @@ struct TaskProgress {
 
 class Executor {
  public:
-  // Starts max_concurrency worker threads. Nothing runs before Recover().
+  // Worker threads start with the first work, up to max_concurrency (an
+  // idle agent holds none). Nothing runs before Recover().
   Executor(ExecutorOptions options, wal::Wal& wal, const HandlerRegistry& registry,
            const Clock& clock, EventSink& sink);
   // Shutdown(): cancels what runs, waits for the workers.
@@ -173,7 +174,7 @@ class Executor {
   uint64_t next_order_ = 0;                             // guarded by mu_
   bool stopping_ = false;                               // guarded by mu_
   std::atomic<bool> conservative_{false};
-  std::vector<std::thread> workers_;
+  std::vector<std::thread> workers_;  // guarded by mu_
 };
 
 }  // namespace apollo::agent

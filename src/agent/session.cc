@@ -47,25 +47,26 @@ Session::~Session() { Stop(); }
 void Session::Start() {
   last_contact_us_.store(ToUnixMicros(clock_.Now()));
   thread_ = std::thread([this] { Loop(); });
-  monitor_ = std::thread([this] { MonitorLoop(); });
+  if (options_.monitor == nullptr) own_monitor_ = std::make_unique<SessionMonitor>();
+  monitor_ = options_.monitor != nullptr ? options_.monitor : own_monitor_.get();
+  monitor_->Add(this);
 }
 
-void Session::MonitorLoop() {
-  while (SleepFor(std::chrono::milliseconds(500))) {
-    if (connected_.load()) {
-      last_contact_us_.store(ToUnixMicros(clock_.Now()));
-      continue;
-    }
-    Duration cut_off = clock_.Now() - FromUnixMicros(last_contact_us_.load());
-    if (executor_ && !executor_->conservative() && cut_off > options_.autonomy_window) {
-      executor_->SetConservative(true);
-      Log("cut off from the center for " +
-          std::to_string(std::chrono::duration_cast<std::chrono::seconds>(cut_off).count()) +
-          " s (autonomy window " +
-          std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(
-                             options_.autonomy_window).count()) +
-          " ms): conservative mode; finishing running tasks, starting nothing new");
-    }
+void Session::CheckCutOff() {
+  if (connected_.load()) {
+    last_contact_us_.store(ToUnixMicros(clock_.Now()));
+    return;
+  }
+  Duration cut_off = clock_.Now() - FromUnixMicros(last_contact_us_.load());
+  if (executor_ && !executor_->conservative() && cut_off > options_.autonomy_window) {
+    executor_->SetConservative(true);
+    Log("cut off from the center for " +
+        std::to_string(std::chrono::duration_cast<std::chrono::seconds>(cut_off).count()) +
+        " s (autonomy window " +
+        std::to_string(
+            std::chrono::duration_cast<std::chrono::milliseconds>(options_.autonomy_window)
+                .count()) +
+        " ms): conservative mode; finishing running tasks, starting nothing new");
   }
 }
 
@@ -109,7 +110,9 @@ void Session::Stop() {
   }
   cv_.notify_all();
   if (thread_.joinable()) thread_.join();
-  if (monitor_.joinable()) monitor_.join();
+  if (monitor_ != nullptr) monitor_->Remove(this);
+  monitor_ = nullptr;
+  own_monitor_.reset();
 }
 
 bool Session::SleepFor(Duration d) {
@@ -154,6 +157,7 @@ void Session::Loop() {
   // Larger than anything the center sends (it batches intents by bytes
   // under the same constants: core/wire_limits.h).
   args.SetMaxReceiveMessageSize(static_cast<int>(kAgentMaxReceiveBytes));
+  if (options_.own_connection) args.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);
   std::shared_ptr<grpc::ChannelCredentials> creds = grpc::InsecureChannelCredentials();
   if (options_.tls) {
     grpc::SslCredentialsOptions tls;
@@ -343,9 +347,19 @@ void Session::WriterLoop(Stream* stream, Duration sync_interval) {
   for (;;) {
     std::deque<AgentMessage> out;
     std::vector<Event> events;
+    // Asleep until the next thing due (heartbeat, periodic snapshot, a held
+    // back snapshot, a test redelivery) unless woken by work: not every
+    // 200 ms, which in a process of thousands of sessions (the benchmark's
+    // fleet) was tens of thousands of wake-ups a second for nothing.
+    TimePoint due = std::min(next_heartbeat, next_snapshot);
+    if (snapshot_due_.load()) due = std::min(due, FromUnixMicros(snapshot_not_before_us_.load()));
+    if (!redeliver.empty()) due = std::min(due, redeliver.front().first);
+    const Duration wait = std::clamp<Duration>(
+        due - clock_.Now(), std::chrono::milliseconds(1),
+        std::max<Duration>(options_.heartbeat_interval, std::chrono::milliseconds(1)));
     {
       std::unique_lock<std::mutex> lock(mu_);
-      cv_.wait_for(lock, std::chrono::milliseconds(200), [this] {
+      cv_.wait_for(lock, wait, [this] {
         return writer_stop_ || !out_.empty() || !pending_events_.empty() || SnapshotReady();
       });
       if (writer_stop_) return;

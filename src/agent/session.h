@@ -26,6 +26,7 @@
 
 #include "agent/event_sink.h"
 #include "agent/executor.h"
+#include "agent/session_monitor.h"
 #include "agent/wal/wal.h"
 #include "apollo/v1/agent.grpc.pb.h"
 #include "tls/tls_files.h"
@@ -72,6 +73,16 @@ struct SessionOptions {
   // Where the session reports what an operator should know (mode changes,
   // reconnects). Null: silent.
   std::function<void(const std::string&)> log;
+  // True: this session's channel gets a subchannel pool of its own, so it
+  // opens its own TCP connection even when other Sessions of the same
+  // process dial the same center (gRPC otherwise shares one connection
+  // between channels with equal target and arguments). An edge agent has
+  // one Session, so it changes nothing there; the benchmark's simulated
+  // fleet sets it to cost the center what real agents cost.
+  bool own_connection = false;
+  // Shared by many Sessions of one process (see session_monitor.h); must
+  // outlive this Session. Null: the session runs a monitor of its own.
+  SessionMonitor* monitor = nullptr;
 };
 
 class Session final : public EventSink {
@@ -107,8 +118,10 @@ class Session final : public EventSink {
   apollo::v1::AgentMessage BuildSnapshot() const;
   // Leaves conservative mode once backlog and snapshot are acknowledged.
   void MaybeSynced();
-  // Turns conservative when cut off past the autonomy window.
-  void MonitorLoop();
+  // Turns conservative when cut off past the autonomy window (called by
+  // the monitor every 500 ms, never after Stop() returned).
+  friend class SessionMonitor;
+  void CheckCutOff();
   void Log(const std::string& line) const {
     if (options_.log) options_.log(line);
   }
@@ -144,8 +157,9 @@ class Session final : public EventSink {
   std::vector<Event> pending_events_;           // guarded by mu_
   std::unique_ptr<grpc::ClientContext> context_;  // guarded by mu_: to cancel on Stop
 
+  std::unique_ptr<SessionMonitor> own_monitor_;  // when options_.monitor is null
+  SessionMonitor* monitor_ = nullptr;            // set by Start
   std::thread thread_;
-  std::thread monitor_;
 };
 
 }  // namespace apollo::agent

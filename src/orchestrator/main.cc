@@ -3,6 +3,7 @@
 #include <curl/curl.h>
 #include <grpcpp/grpcpp.h>
 #include <signal.h>
+#include <sys/resource.h>
 
 #include <CLI/CLI.hpp>
 #include <filesystem>
@@ -197,6 +198,14 @@ int Run(const OrchestratorConfig& config) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // One socket per agent: lift the soft limit on open files to the hard one
+  // (often 1,024 soft against far more hard), so a fleet of thousands is
+  // not refused for want of descriptors.
+  if (rlimit nofile{};
+      getrlimit(RLIMIT_NOFILE, &nofile) == 0 && nofile.rlim_cur < nofile.rlim_max) {
+    nofile.rlim_cur = nofile.rlim_max;
+    setrlimit(RLIMIT_NOFILE, &nofile);
+  }
   curl_global_init(CURL_GLOBAL_DEFAULT);  // once, before any thread (libcurl's rule)
   // Block the stop signals before any thread starts, so only sigwait sees them.
   sigset_t set;

@@ -21,6 +21,12 @@ CenterMessage CancelMessage(const std::string& task_id, uint32_t attempt,
   return msg;
 }
 
+AdmissionOptions AdmissionFor(const OrchestratorOptions& o) {
+  AdmissionOptions a;
+  a.max_per_s = o.max_new_sessions_per_s;
+  return a;
+}
+
 }  // namespace
 
 std::string_view LivenessName(Liveness l) {
@@ -40,6 +46,7 @@ Orchestrator::Orchestrator(OrchestratorOptions options, store::StateStore& store
       clock_(clock),
       ids_(clock),
       rng_(std::random_device{}()),
+      admission_(AdmissionFor(options_)),
       breakers_(options_.breaker_failures, options_.breaker_cool_down),
       retry_budget_(options_.retry_rate_per_s, options_.retry_burst),
       watermarks_(options_.queue_capacity, options_.queue_alert_at, options_.queue_pause_at),
@@ -108,17 +115,32 @@ void Orchestrator::RaiseAlert(const std::string& kind, const std::string& node_i
   }
 }
 
-bool Orchestrator::Admit() {
+bool Orchestrator::Admit(const SessionHandle* handle) {
   std::lock_guard<std::mutex> lock(mu_);
-  const double rate = std::max(1, options_.max_new_sessions_per_s);
-  TimePoint now = clock_.Now();
-  if (admit_refilled_ == TimePoint{}) admit_tokens_ = rate;
-  double elapsed = std::chrono::duration<double>(now - admit_refilled_).count();
-  if (admit_refilled_ != TimePoint{}) admit_tokens_ = std::min(rate, admit_tokens_ + elapsed * rate);
-  admit_refilled_ = now;
-  if (admit_tokens_ < 1) return false;
-  admit_tokens_ -= 1;
+  std::optional<uint64_t> ticket = admission_.TryAdmit(clock_.Now());
+  if (!ticket) return false;
+  // Until reconciled (OnSnapshot) or gone (OnDisconnect, which also follows
+  // a Hello that fails after this).
+  admitting_[handle] = Handshake{*ticket, Duration(0)};
   return true;
+}
+
+void Orchestrator::AddHandshakeTime(const SessionHandle* handle, Duration center_time) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = admitting_.find(handle);
+  if (it != admitting_.end()) it->second.center_time += center_time;
+}
+
+void Orchestrator::EndHandshake(const SessionHandle* handle, bool reconciled) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = admitting_.find(handle);
+  if (it == admitting_.end()) return;
+  if (reconciled) {
+    admission_.Reconciled(it->second.ticket, it->second.center_time, clock_.Now());
+  } else {
+    admission_.Abandoned(it->second.ticket);
+  }
+  admitting_.erase(it);
 }
 
 Status Orchestrator::RequestSnapshot(const std::string& node_id) {
@@ -218,10 +240,11 @@ grpc::Status Orchestrator::OnHello(const std::shared_ptr<SessionHandle>& handle,
   if (hello.node_id().empty()) {
     return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, "Hello without node_id");
   }
-  if (!Admit()) {
+  const TimePoint hello_started = clock_.Now();
+  if (!Admit(handle.get())) {
     // The details carry the retry-after in milliseconds for the agent.
     return grpc::Status(grpc::StatusCode::RESOURCE_EXHAUSTED,
-                        "too many new sessions per second; come back later", "1000");
+                        "too many new sessions at once; come back later", "1000");
   }
   store::NodeInfo node;
   node.node_id = hello.node_id();
@@ -256,6 +279,7 @@ grpc::Status Orchestrator::OnHello(const std::shared_ptr<SessionHandle>& handle,
     std::lock_guard<std::mutex> lock(mu_);
     sessions_[node.node_id] = handle;  // a reconnect replaces the old stream
   }
+  AddHandshakeTime(handle.get(), clock_.Now() - hello_started);
   Kick();
   return grpc::Status::OK;
 }
@@ -423,6 +447,7 @@ void Orchestrator::FlushHeartbeats(bool force) {
 
 void Orchestrator::OnSnapshot(const std::shared_ptr<SessionHandle>& handle,
                               const apollo::v1::Snapshot& pb) {
+  const TimePoint started = clock_.Now();
   NodeSnapshot snap;
   snap.node_id = handle->node_id();
   snap.durable_seq = pb.durable_seq();
@@ -457,10 +482,14 @@ void Orchestrator::OnSnapshot(const std::shared_ptr<SessionHandle>& handle,
   ack.mutable_snapshot_ack()->set_repairs(static_cast<uint32_t>(repaired));
   handle->Send(std::move(ack));
   handle->MarkReady();  // from now on it is handed new work
+  // The session's first snapshot ends its handshake (admission.h).
+  AddHandshakeTime(handle.get(), clock_.Now() - started);
+  EndHandshake(handle.get(), /*reconciled=*/true);
   Kick();
 }
 
 void Orchestrator::OnDisconnect(const std::shared_ptr<SessionHandle>& handle) {
+  EndHandshake(handle.get(), /*reconciled=*/false);
   std::lock_guard<std::mutex> lock(mu_);
   auto it = sessions_.find(handle->node_id());
   if (it == sessions_.end() || it->second != handle) return;  // replaced by a newer session

@@ -29,6 +29,7 @@
 #include "core/clock.h"
 #include "core/retry_policy.h"
 #include "core/task_id.h"
+#include "orchestrator/admission.h"
 #include "orchestrator/agent_session.h"
 #include "orchestrator/callback_notifier.h"
 #include "orchestrator/concurrency_limit.h"
@@ -67,10 +68,12 @@ struct OrchestratorOptions {
   // Row changes of a pass committed per store transaction; the intents of
   // a chunk leave as soon as it committed.
   int dispatch_chunk = 500;
-  // Admission control: new agent sessions accepted per second; the rest are
-  // told when to come back, so a center that restarts under a large fleet
-  // is not knocked over by the reconnect storm.
-  int max_new_sessions_per_s = 100;
+  // Admission control (admission.h): at most this many new agent sessions
+  // accepted per second, and no more handshakes in flight than the window
+  // the center's own handshake times allow; the rest are told when to come
+  // back, so a center that restarts under a large fleet is not knocked over
+  // by the reconnect storm, yet takes it back as fast as it can serve it.
+  int max_new_sessions_per_s = 2000;
   std::string orchestrator_id = "orchestrator";
   // Circuit breaker per intent.
   int breaker_failures = 5;
@@ -245,7 +248,12 @@ class Orchestrator final : public SessionHost {
   // The node's session if it is connected and synced (ready for intents).
   std::shared_ptr<SessionHandle> SessionFor(const std::string& node_id) const;
   std::shared_ptr<SessionHandle> AnySession(const std::string& node_id) const;
-  bool Admit();
+  // Admission control at Hello (admission.h): false = refused. An admitted
+  // session's handshake ends with EndHandshake; `center_time` is what the
+  // center spent on it (its Hello, then its snapshot).
+  bool Admit(const SessionHandle* handle);
+  void AddHandshakeTime(const SessionHandle* handle, Duration center_time);
+  void EndHandshake(const SessionHandle* handle, bool reconciled);
   Result<std::vector<DriftItem>> DriftOf(const NodeSnapshot& snapshot);
   // Writes an alert row for each unknown-to-store item not alerted before;
   // returns how many were written.
@@ -343,8 +351,14 @@ class Orchestrator final : public SessionHost {
   Rng rng_;                                                          // guarded by mu_
   // The latest snapshot of each connected node (erased when its session ends).
   std::map<std::string, NodeSnapshot> snapshots_;                    // guarded by mu_
-  double admit_tokens_ = 0;                                          // guarded by mu_
-  TimePoint admit_refilled_{};                                       // guarded by mu_
+  Admission admission_;                                              // guarded by mu_
+  // Sessions admitted and not yet reconciled: their admission tickets and
+  // the center's time on them so far.
+  struct Handshake {
+    uint64_t ticket = 0;
+    Duration center_time{0};
+  };
+  std::unordered_map<const SessionHandle*, Handshake> admitting_;  // guarded by mu_
   std::atomic<int64_t> reconcile_repairs_{0};
   std::atomic<int64_t> reconcile_alerts_{0};
   // (node, task, attempt) already alerted as unknown to the store, so a

@@ -53,7 +53,9 @@ struct ExecutionExtensionConfig {
 };
 
 struct AdmissionConfig {
-  int max_new_sessions_per_s = 100;  // agent sessions admitted per second
+  // Ceiling on agent sessions admitted per second; below it the window of
+  // handshakes in flight adapts to the center's capacity (admission.h).
+  int max_new_sessions_per_s = 2000;
   friend bool operator==(const AdmissionConfig&, const AdmissionConfig&) = default;
 };
 

@@ -1,0 +1,85 @@
+#pragma once
+
+// Admission control for new agent sessions: a center that restarts under a
+// large fleet must not be knocked over by the reconnect storm, and should
+// still take the fleet back as fast as it can actually serve it.
+//
+// A Hello is admitted only when both bounds allow it; otherwise the agent is
+// refused with a retry-after and comes back then, plus jitter:
+//  - a ceiling on the rate: a token bucket of `max_per_s` with one second of
+//    burst (config admission.max_new_sessions_per_s);
+//  - a window of handshakes in flight: sessions admitted whose snapshot the
+//    center has not acknowledged yet (Hello -> Welcome -> backlog ->
+//    snapshot -> SnapshotAck: "reconciled"). The window follows the center's
+//    own time on each handshake (handling its Hello and its snapshot,
+//    waiting for the store included; not the agent's or the network's, so
+//    slow agents do not throttle a center that has room): additive
+//    increase, multiplicative decrease. Each handshake the center served
+//    within half the `target` while the window was at least half used grows
+//    it by one (it doubles per round while the center keeps up easily),
+//    within the target by one per round; one that took the center longer
+//    shrinks it by a quarter, at most once per `target`. As the store queues
+//    up, the center's time grows with the handshakes in flight, so the
+//    window settles where the center sustains the pace with its handshakes
+//    near `target`, whatever the hardware or the store (issue 18: a fixed
+//    100/s took 100 s for 10,000 agents on a center that could do several
+//    times that). A handshake not reconciled within `expire` (an agent that
+//    never sends its snapshot) gives its slot back.
+//
+// Thread-safety: not thread-safe; the orchestrator calls it under its mutex.
+// Time is passed in.
+
+#include <cstdint>
+#include <map>
+#include <optional>
+
+#include "core/clock.h"
+
+namespace apollo::orchestrator {
+
+struct AdmissionOptions {
+  double max_per_s = 2000;  // the rate ceiling (and its burst)
+  int initial_window = 64;  // after a (re)start
+  int min_window = 8;
+  int max_window = 4096;
+  Duration target = std::chrono::milliseconds(200);  // center time per handshake aimed at
+  Duration expire = std::chrono::seconds(10);        // a handshake this old frees its slot
+};
+
+class Admission {
+ public:
+  explicit Admission(AdmissionOptions options);
+
+  // A ticket for the new session, or nullopt: refused, come back later.
+  std::optional<uint64_t> TryAdmit(TimePoint now);
+  // The session of `ticket` was reconciled (its first snapshot
+  // acknowledged); `center_time`: what the center spent on its Hello and
+  // snapshot. Unknown or expired tickets are ignored.
+  void Reconciled(uint64_t ticket, Duration center_time, TimePoint now);
+  // The session of `ticket` ended, or its Hello failed, before it was
+  // reconciled: its slot is free, nothing is learnt.
+  void Abandoned(uint64_t ticket);
+
+  int window() const { return static_cast<int>(window_); }
+  size_t in_flight() const { return in_flight_.size(); }
+  int64_t admitted() const { return admitted_; }
+  int64_t refused() const { return refused_; }
+
+ private:
+  void Expire(TimePoint now);
+  void Shrink(TimePoint now);
+
+  const AdmissionOptions options_;
+  double tokens_;
+  TimePoint refilled_{};
+  double window_;
+  TimePoint shrunk_at_{};
+  // Ticket -> when it was admitted. Tickets grow with time: begin() is the
+  // oldest.
+  std::map<uint64_t, TimePoint> in_flight_;
+  uint64_t next_ticket_ = 1;
+  int64_t admitted_ = 0;
+  int64_t refused_ = 0;
+};
+
+}  // namespace apollo::orchestrator
