@@ -166,10 +166,9 @@ Result<std::map<std::string, DepFacts>> LoadDeps(WriteTxn& txn, const std::vecto
 
 }  // namespace
 
-Result<std::vector<CreatedTask>> InsertTasks(WriteTxn& txn, const std::vector<NewTask>& tasks) {
-  std::vector<std::string> specs;                // canonical, one per task
-  std::map<std::string, std::string> canonical;  // task_id -> first canonical spec
-  sql::RowSet ids(kFindTasks);
+Result<std::vector<std::string>> CanonicalSpecs(const std::vector<NewTask>& tasks) {
+  std::vector<std::string> specs;
+  specs.reserve(tasks.size());
   for (const NewTask& t : tasks) {
     if (t.spec.task_id.empty()) return Status::InvalidArgument("task without task_id");
     try {
@@ -177,7 +176,17 @@ Result<std::vector<CreatedTask>> InsertTasks(WriteTxn& txn, const std::vector<Ne
     } catch (const nlohmann::json::exception& e) {  // e.g. invalid UTF-8
       return Status::InvalidArgument("task " + t.spec.task_id + ": " + e.what());
     }
-    if (canonical.emplace(t.spec.task_id, specs.back()).second) ids.Add(t.spec.task_id);
+  }
+  return specs;
+}
+
+Result<std::vector<CreatedTask>> InsertTasks(WriteTxn& txn, const std::vector<NewTask>& tasks,
+                                             const std::vector<std::string>& specs) {
+  if (specs.size() != tasks.size()) return Status::Internal("InsertTasks: one spec per task");
+  std::map<std::string, std::string> canonical;  // task_id -> first canonical spec
+  sql::RowSet ids(kFindTasks);
+  for (size_t i = 0; i < tasks.size(); ++i) {
+    if (canonical.emplace(tasks[i].spec.task_id, specs[i]).second) ids.Add(tasks[i].spec.task_id);
   }
   Result<sql::Rows> found = txn.Query(kFindTasks, {}, &ids);
   if (!found.ok()) return found.status();

@@ -160,16 +160,18 @@ class EngineStore final : public StateStore {
   Result<std::vector<CreatedTask>> Create(std::span<const NewTask> tasks,
                                           std::optional<AuditRow> audit) {
     std::vector<NewTask> copy(tasks.begin(), tasks.end());
-    return Write<std::vector<CreatedTask>>(1,
-                                           [t = std::move(copy), a = std::move(audit)](
-                                               WriteTxn& txn) -> Result<std::vector<CreatedTask>> {
-                                             Result<std::vector<CreatedTask>> created =
-                                                 InsertTasks(txn, t);
-                                             if (!created.ok() || !a) return created;
-                                             Result<int64_t> id = InsertAudit(txn, *a);
-                                             if (!id.ok()) return id.status();
-                                             return created;
-                                           });
+    Result<std::vector<std::string>> specs = CanonicalSpecs(copy);
+    if (!specs.ok()) return specs.status();
+    return Write<std::vector<CreatedTask>>(
+        1,
+        [t = std::move(copy), s = std::move(*specs),
+         a = std::move(audit)](WriteTxn& txn) -> Result<std::vector<CreatedTask>> {
+          Result<std::vector<CreatedTask>> created = InsertTasks(txn, t, s);
+          if (!created.ok() || !a) return created;
+          Result<int64_t> id = InsertAudit(txn, *a);
+          if (!id.ok()) return id.status();
+          return created;
+        });
   }
   template <typename T, typename Fn>
   Result<T> Write(int weight, Fn fn) {

@@ -20,7 +20,13 @@ Result<ApplyResult> ApplyEvents(WriteTxn& txn, std::span<const Event* const> eve
 Result<std::vector<EventOutcome>> ApplyTransitions(WriteTxn& txn,
                                                    const std::vector<TransitionRequest>& reqs);
 
-Result<std::vector<CreatedTask>> InsertTasks(WriteTxn& txn, const std::vector<NewTask>& tasks);
+// The canonical spec of each task (what an idempotent resubmission must
+// match), computed by the caller before the op is queued: JSON work that
+// need not hold the writer thread.
+Result<std::vector<std::string>> CanonicalSpecs(const std::vector<NewTask>& tasks);
+// `specs`: CanonicalSpecs(tasks).
+Result<std::vector<CreatedTask>> InsertTasks(WriteTxn& txn, const std::vector<NewTask>& tasks,
+                                             const std::vector<std::string>& specs);
 
 // An alert raised by the orchestrator (StateStore::AddAlert); returns its id.
 Result<int64_t> InsertAlert(WriteTxn& txn, const AlertRow& alert);
