@@ -13,7 +13,7 @@ JOBS        ?= $(shell nproc)
 CTEST_ARGS  ?=
 FUZZ_SECONDS ?= 60
 
-.PHONY: deps build test test-release test-asan asan-run demo bench bench-wal bench-store schema \
+.PHONY: deps build build-test test test-release test-asan asan-run demo bench bench-wal bench-store schema \
         bench-bus bench-compare bench-retention fuzz chaos format lint clean package install
 
 deps:
@@ -26,7 +26,13 @@ $(ASAN_DIR)/build.ninja: CMakeLists.txt | deps
 	cmake -S . -B $(ASAN_DIR) $(CMAKE_COMMON) -DCMAKE_BUILD_TYPE=Debug \
 	  -DCMAKE_CXX_FLAGS_DEBUG="-O1 -g" -DAPOLLO_SANITIZE=ON
 
+# `build`: everything, the benchmarks too. `build-test`: what the tests run
+# (CMake's `all`: the benchmarks are left out, no test runs them).
 build: deps $(RELEASE_DIR)/build.ninja
+	cmake --build $(RELEASE_DIR) -j $(JOBS) --target all apollo_benches
+	@ls bin/orchestrator bin/edge-agent bin/apollo-cli bin/apollo-bench >/dev/null
+
+build-test: deps $(RELEASE_DIR)/build.ninja
 	cmake --build $(RELEASE_DIR) -j $(JOBS)
 	@ls bin/orchestrator bin/edge-agent bin/apollo-cli >/dev/null
 
@@ -35,7 +41,7 @@ build: deps $(RELEASE_DIR)/build.ninja
 # priority beside the Release suite, which mostly waits on real processes
 # and servers (e2e, chaos): it soaks up the idle CPU without slowing the
 # tests down, and takes ~5 minutes off `make test` on 2 cores.
-test: build $(ASAN_DIR)/build.ninja
+test: build-test $(ASAN_DIR)/build.ninja
 	@( nice -n 19 cmake --build $(ASAN_DIR) -j $(JOBS) --target $(ASAN_TARGETS) \
 	     >$(ASAN_DIR)/build.log 2>&1; echo $$? >$(ASAN_DIR)/build.rc ) & asan=$$!; \
 	ctest --test-dir $(RELEASE_DIR) --output-on-failure -j $(JOBS) $(CTEST_ARGS); rel=$$?; \
@@ -46,7 +52,7 @@ test: build $(ASAN_DIR)/build.ninja
 	[ $$rel -eq 0 ] || echo "make test: the Release suite FAILED (see above)"; \
 	[ $$rel -eq 0 ] && [ $$asan_rc -eq 0 ]
 
-test-release: build
+test-release: build-test
 	ctest --test-dir $(RELEASE_DIR) --output-on-failure -j $(JOBS) $(CTEST_ARGS)
 
 # The unit-test binaries only (the daemons and benches are exercised by the
