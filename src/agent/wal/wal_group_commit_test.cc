@@ -29,13 +29,8 @@ class WalTestPeer {
 namespace {
 
 using testing::MakeEvent;
+using testing::OpenOrDie;
 using testing::TempDir;
-
-std::unique_ptr<Wal> OpenOrDie(const std::string& dir, const WalOptions& opts, const Clock& clock) {
-  Result<std::unique_ptr<Wal>> w = Wal::Open(dir, opts, clock);
-  EXPECT_TRUE(w.ok()) << w.status().ToString();
-  return w.ok() ? std::move(*w) : nullptr;
-}
 
 TEST(WalGroupCommit, LoneAppenderSyncsEachRecordItself) {
   TempDir tmp;

@@ -12,6 +12,7 @@ namespace apollo::wal {
 namespace {
 
 using testing::MakeEvent;
+using testing::OpenOrDie;
 using testing::SegmentFiles;
 using testing::TempDir;
 
@@ -20,12 +21,6 @@ WalOptions SmallSegments(Duration retention = Duration(0)) {
   o.segment_size = 1024;
   o.retention = retention;
   return o;
-}
-
-std::unique_ptr<Wal> OpenOrDie(const std::string& dir, const WalOptions& opts, const Clock& clock) {
-  Result<std::unique_ptr<Wal>> w = Wal::Open(dir, opts, clock);
-  EXPECT_TRUE(w.ok()) << w.status().ToString();
-  return w.ok() ? std::move(*w) : nullptr;
 }
 
 void AppendEvents(Wal& wal, int n) {

@@ -18,14 +18,9 @@ namespace apollo::wal {
 namespace {
 
 using testing::MakeEvent;
+using testing::OpenOrDie;
 using testing::SegmentFiles;
 using testing::TempDir;
-
-std::unique_ptr<Wal> OpenOrDie(const std::string& dir, const WalOptions& opts, const Clock& clock) {
-  Result<std::unique_ptr<Wal>> w = Wal::Open(dir, opts, clock);
-  EXPECT_TRUE(w.ok()) << w.status().ToString();
-  return w.ok() ? std::move(*w) : nullptr;
-}
 
 TEST(Wal, RoundTrip) {
   TempDir tmp;

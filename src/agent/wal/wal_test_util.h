@@ -10,11 +10,13 @@
 
 #include <filesystem>
 #include <fstream>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "agent/wal/file_util.h"
 #include "agent/wal/segment_reader.h"
+#include "agent/wal/wal.h"
 #include "agent/wal/wal_format.h"
 #include "core/event.h"
 
@@ -39,6 +41,14 @@ class TempDir {
  private:
   std::string path_;
 };
+
+// Opens the WAL in `dir`, or records a test failure and returns null.
+inline std::unique_ptr<Wal> OpenOrDie(const std::string& dir, const WalOptions& opts,
+                                      const Clock& clock) {
+  Result<std::unique_ptr<Wal>> w = Wal::Open(dir, opts, clock);
+  EXPECT_TRUE(w.ok()) << w.status().ToString();
+  return w.ok() ? std::move(*w) : nullptr;
+}
 
 inline std::vector<std::string> SegmentFiles(const std::string& dir) {
   std::vector<std::string> out;
