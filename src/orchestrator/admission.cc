@@ -6,23 +6,17 @@ namespace apollo::orchestrator {
 
 Admission::Admission(AdmissionOptions options)
     : options_(options),
-      tokens_(std::max(1.0, options_.max_per_s)),
+      rate_(std::max(1.0, options_.max_per_s), std::max(1.0, options_.max_per_s)),
       window_(std::clamp(options_.initial_window, std::max(1, options_.min_window),
                          std::max(options_.min_window, options_.max_window))) {}
 
 std::optional<uint64_t> Admission::TryAdmit(TimePoint now) {
-  const double rate = std::max(1.0, options_.max_per_s);
-  if (refilled_ != TimePoint{}) {
-    double elapsed = std::chrono::duration<double>(now - refilled_).count();
-    tokens_ = std::min(rate, tokens_ + std::max(0.0, elapsed) * rate);
-  }
-  refilled_ = now;
   Expire(now);
-  if (tokens_ < 1 || static_cast<double>(in_flight_.size()) >= window_) {
+  // The window first: a Hello it refuses takes no token.
+  if (static_cast<double>(in_flight_.size()) >= window_ || !rate_.Take(now)) {
     ++refused_;
     return std::nullopt;
   }
-  tokens_ -= 1;
   ++admitted_;
   uint64_t ticket = next_ticket_++;
   in_flight_.emplace(ticket, now);

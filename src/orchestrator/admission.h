@@ -34,6 +34,7 @@
 #include <optional>
 
 #include "core/clock.h"
+#include "orchestrator/overload.h"
 
 namespace apollo::orchestrator {
 
@@ -70,8 +71,7 @@ class Admission {
   void Shrink(TimePoint now);
 
   const AdmissionOptions options_;
-  double tokens_;
-  TimePoint refilled_{};
+  TokenBucket rate_;  // the ceiling: max_per_s, one second of burst
   double window_;
   TimePoint shrunk_at_{};
   // Ticket -> when it was admitted. Tickets grow with time: begin() is the
