@@ -14,10 +14,15 @@ PACKAGES=(
   libnats-dev nlohmann-json3-dev libspdlog-dev libfmt-dev libcli11-dev
   libssl-dev libcurl4-openssl-dev libgtest-dev libgmock-dev libbenchmark-dev
   libjemalloc-dev
+  # the orchestrator's HTTP server (cpp-httplib, src/orchestrator/http/README.md)
+  # and its Prometheus metrics (prometheus-cpp's core library)
+  libcpp-httplib-dev prometheus-cpp-dev
   # servers the tests start themselves
   postgresql nats-server
   # process and network tooling used by tests
   procps iproute2 nftables psmisc jq python3
+  # HTTP tests: curl, and promtool (package prometheus) to check /metrics
+  curl prometheus
   # packaging (make package): dpkg-deb, dpkg-shlibdeps; systemd-analyze verify
   dpkg-dev systemd
 )

@@ -40,7 +40,8 @@ const std::vector<std::string_view> kFields = {"listen",
                                                "tls",
                                                "acl",
                                                "alerts",
-                                               "limits"};
+                                               "limits",
+                                               "http"};
 const std::vector<std::string_view> kPresetFields = {"max_retries", "initial_interval",
                                                      "max_interval", "backoff", "jitter"};
 
@@ -96,6 +97,8 @@ class OrchestratorParser {
       return internal::ReadNumber(r_, n, name, 0.01, 1.0, out);
     };
   }
+  // The `http` block: listen (host:port, or off / ""), threads.
+  bool Http(const Field& f);
   // The `tls` block: cert, key, ca paths, all three or none.
   bool Tls(const Field& f);
   // The `alerts` block: webhook_url (http/https), headers, timeout, attempts.
@@ -195,6 +198,7 @@ bool OrchestratorParser::Value(const Field& f) {
                        {"max_watchers", Int(1, 100'000, &c.limits.max_watchers)},
                        {"session_outbound_mib", Int(2, 4096, &c.limits.session_outbound_mib)}});
   }
+  if (k == "http") return Http(f);
   if (k == "tls") return Tls(f);
   if (k == "acl") {
     FieldReader enabled = [this](const YAML::Node& n, const std::string& name) {
@@ -279,6 +283,18 @@ bool OrchestratorParser::Alerts(const Field& f) {
                      {"headers", headers},
                      {"timeout", DurationIn(100ms, 5min, &a.timeout)},
                      {"max_attempts", Int(1, 1000, &a.max_attempts)}});
+}
+
+bool OrchestratorParser::Http(const Field& f) {
+  FieldReader listen = [this](const YAML::Node& n, const std::string& name) {
+    if (n.IsScalar() && (n.Scalar().empty() || n.Scalar() == "off")) {
+      c_->http.enabled = false;
+      return true;
+    }
+    c_->http.enabled = true;
+    return internal::ReadHostPort(r_, n, name, &c_->http.listen, /*allow_any_port=*/true);
+  };
+  return Section(f, {{"listen", listen}, {"threads", Int(1, 64, &c_->http.threads)}});
 }
 
 bool OrchestratorParser::Tls(const Field& f) {
@@ -461,6 +477,13 @@ Status ApplyOrchestratorOverrides(OrchestratorConfig& config,
   }
   if (o.store && problem("--store", CheckStoreUrl(*o.store))) c.store = *o.store;
   if (o.bus && problem("--bus", CheckBusUrl(*o.bus))) c.bus = *o.bus;
+  if (o.http_listen) {
+    c.http.enabled = !o.http_listen->empty() && *o.http_listen != "off";
+    if (c.http.enabled) {
+      auto hp = ParseHostPort(*o.http_listen, /*allow_any_port=*/true);
+      if (problem("--http-listen", hp.status())) c.http.listen = *hp;
+    }
+  }
   auto tls_flag = [&](std::string_view flag, const std::optional<std::string>& v,
                       std::string* out) {
     if (v && problem(flag, CheckPathValue(*v))) *out = *v;
@@ -494,15 +517,15 @@ bool IsLoopbackHost(std::string_view host) {
   return dots == 3;
 }
 
-ExposureVerdict CheckExposure(const OrchestratorConfig& c) {
-  ExposureVerdict v;
-  if (c.AclEnabled() && !c.tls.complete()) {
-    v.warnings.push_back(
-        "WARNING: operator tokens are required but TLS is off: tokens travel in plaintext and "
-        "agents are not authenticated (any local process can act as any node)");
-  }
-  if (IsLoopbackHost(c.listen.host) || (c.tls.complete() && c.AclEnabled())) return v;
-  const std::string where = c.listen.ToString();
+namespace {
+
+// The verdict on one served address (`flag` names it in messages).
+void CheckAddress(const OrchestratorConfig& c, const HostPort& address, std::string_view flag,
+                  ExposureVerdict& v) {
+  if (!v.status.ok()) return;
+  if (IsLoopbackHost(address.host) || (c.tls.complete() && c.AclEnabled())) return;
+  const std::string where =
+      address.ToString() + (flag == "--listen" ? "" : " (" + std::string(flag) + ")");
   const std::string missing = !c.tls.complete() && !c.AclEnabled() ? "without TLS and tokens"
                               : !c.tls.complete()                  ? "without TLS"
                                                                    : "without operator tokens";
@@ -513,7 +536,7 @@ ExposureVerdict CheckExposure(const OrchestratorConfig& c) {
                                            : "any node and as an operator (submit tasks, "
                                              "cancel them)") +
                          ". Use --tls-cert, --tls-key and --tls-ca with operator tokens.");
-    return v;
+    return;
   }
   std::string fix = c.tls.complete()
                         ? "Remove 'acl: {enabled: false}' from the config (tokens are on by "
@@ -526,6 +549,20 @@ ExposureVerdict CheckExposure(const OrchestratorConfig& c) {
       ": anyone who can reach it could act as " +
       (c.tls.complete() ? std::string("an operator") : std::string("any node and as an operator")) +
       ". " + fix + ", or --insecure to accept the risk");
+}
+
+}  // namespace
+
+ExposureVerdict CheckExposure(const OrchestratorConfig& c) {
+  ExposureVerdict v;
+  if (c.AclEnabled() && !c.tls.complete()) {
+    v.warnings.push_back(
+        "WARNING: operator tokens are required but TLS is off: tokens travel in plaintext and "
+        "agents are not authenticated (any local process can act as any node)");
+  }
+  CheckAddress(c, c.listen, "--listen", v);
+  // The HTTP server serves the same operator API (and /metrics): the same rule.
+  if (c.http.enabled) CheckAddress(c, c.http.listen, "--http-listen", v);
   return v;
 }
 

@@ -139,6 +139,20 @@ struct LimitsConfig {
   friend bool operator==(const LimitsConfig&, const LimitsConfig&) = default;
 };
 
+// The HTTP server (src/orchestrator/http/): /healthz, /readyz, /metrics and
+// the JSON API, on its own address. `http.listen: off` (or "") turns it off.
+inline constexpr std::string_view kDefaultHttpListen = "127.0.0.1:7080";
+struct HttpConfig {
+  bool enabled = true;
+  HostPort listen{"127.0.0.1", 7080};  // port 0: the kernel picks one (tests)
+  int threads = 4;                     // worker threads: connections served at once
+  // Not being able to listen is fatal, except on the default address, which
+  // only turns HTTP off with a warning (e.g. a second orchestrator on the
+  // same host, as tests start them).
+  bool DefaultAddress() const { return listen == HostPort{"127.0.0.1", 7080}; }
+  friend bool operator==(const HttpConfig&, const HttpConfig&) = default;
+};
+
 struct OrchestratorConfig {
   // Operator API + agent gateway. Port 0: the kernel picks one (tests).
   HostPort listen{"127.0.0.1", 7011};
@@ -167,6 +181,7 @@ struct OrchestratorConfig {
   CallbackConfig callbacks;
   AlertsConfig alerts;
   LimitsConfig limits;
+  HttpConfig http;
   // Mutual TLS: cert, key, ca (paths). Off when empty.
   tls::TlsPaths tls;
   // --insecure only (never from the file): serve a non-loopback address
@@ -202,6 +217,7 @@ struct OrchestratorOverrides {
   std::optional<std::string> listen;  // --listen host:port
   std::optional<std::string> store;   // --store URL
   std::optional<std::string> bus;     // --bus embedded|nats://host:port
+  std::optional<std::string> http_listen;  // --http-listen host:port | off
   std::optional<std::string> tls_cert;  // --tls-cert PATH: replaces tls.cert
   std::optional<std::string> tls_key;   // --tls-key PATH
   std::optional<std::string> tls_ca;    // --tls-ca PATH

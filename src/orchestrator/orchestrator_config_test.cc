@@ -319,6 +319,61 @@ TEST(OrchestratorConfigTest, AclBlock) {
   EXPECT_NE(p.errors[0].message.find("enabled"), std::string::npos) << p.errors[0].message;
 }
 
+TEST(OrchestratorConfigTest, HttpBlockAndFlag) {
+  OrchestratorConfig d;
+  EXPECT_TRUE(d.http.enabled);
+  EXPECT_EQ(d.http.listen.ToString(), kDefaultHttpListen);
+  EXPECT_TRUE(d.http.DefaultAddress());
+  auto p = ParseOrchestratorConfig("http:\n  listen: 127.0.0.1:0\n  threads: 8\n", "o.yaml");
+  ASSERT_TRUE(p.ok());
+  EXPECT_EQ(p.config.http.listen.port, 0);
+  EXPECT_EQ(p.config.http.threads, 8);
+  EXPECT_FALSE(p.config.http.DefaultAddress());
+  for (const char* off : {"http:\n  listen: off\n", "http:\n  listen: \"\"\n"}) {
+    p = ParseOrchestratorConfig(off, "o.yaml");
+    ASSERT_TRUE(p.ok()) << off;
+    EXPECT_FALSE(p.config.http.enabled) << off;
+  }
+  p = ParseOrchestratorConfig("http:\n  listen: nowhere\n  threads: 0\n", "o.yaml");
+  ASSERT_EQ(p.errors.size(), 2u);
+  EXPECT_EQ(p.errors[0].line, 2);
+  EXPECT_EQ(p.errors[1].line, 3);
+
+  OrchestratorOverrides o;
+  o.http_listen = "off";
+  ASSERT_TRUE(ApplyOrchestratorOverrides(d, o).ok());
+  EXPECT_FALSE(d.http.enabled);
+  o.http_listen = "127.0.0.1:9999";
+  ASSERT_TRUE(ApplyOrchestratorOverrides(d, o).ok());
+  EXPECT_TRUE(d.http.enabled);
+  EXPECT_EQ(d.http.listen.port, 9999);
+  o.http_listen = "127.0.0.1:notaport";
+  Status bad = ApplyOrchestratorOverrides(d, o);
+  EXPECT_EQ(bad.message().rfind("--http-listen: ", 0), 0u) << bad.message();
+  EXPECT_EQ(d.http.listen.port, 9999);  // unchanged
+}
+
+// The HTTP server serves the operator API too: the same exposure rule.
+TEST(OrchestratorConfigTest, NonLoopbackHttpNeedsTlsAndTokensOrInsecure) {
+  OrchestratorConfig c;
+  c.http.listen = {"0.0.0.0", 7080};
+  ExposureVerdict open = CheckExposure(c);
+  EXPECT_EQ(open.status.code(), StatusCode::kFailedPrecondition);
+  EXPECT_NE(open.status.message().find("0.0.0.0:7080 (--http-listen)"), std::string::npos)
+      << open.status.message();
+  c.http.enabled = false;  // off: nothing to refuse
+  EXPECT_TRUE(CheckExposure(c).status.ok());
+  c.http.enabled = true;
+  c.tls = {"/s.pem", "/k.pem", "/ca.pem"};
+  EXPECT_TRUE(CheckExposure(c).status.ok());
+  c.tls = {};
+  c.insecure = true;
+  ExposureVerdict risky = CheckExposure(c);
+  EXPECT_TRUE(risky.status.ok());
+  ASSERT_EQ(risky.warnings.size(), 1u);
+  EXPECT_NE(risky.warnings[0].find("--http-listen"), std::string::npos);
+}
+
 // config/orchestrator.yaml shows every key at its default.
 TEST(OrchestratorConfigTest, ExampleFileLoadsAndHoldsTheDefaults) {
   auto r = LoadOrchestratorConfig("config/orchestrator.yaml", {});

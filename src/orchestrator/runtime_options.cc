@@ -30,6 +30,7 @@ RuntimeOptions DeriveRuntimeOptions(const OrchestratorConfig& c) {
   r.store_url = c.store;
   r.bus_url = c.bus;
   r.tls = c.tls;
+  r.http = c.http;
   r.acl = c.AclEnabled();
   r.insecure = c.insecure;
 
@@ -94,6 +95,8 @@ std::string Fingerprint(const RuntimeOptions& r) {
   out << "listen=" << r.listen.ToString() << "\nstore_url=" << r.store_url
       << "\nbus_url=" << r.bus_url << "\ntls.cert=" << r.tls.cert << "\ntls.key=" << r.tls.key
       << "\ntls.ca=" << r.tls.ca << "\ninsecure=" << r.insecure << "\nacl=" << r.acl << "\n";
+  out << "http.enabled=" << r.http.enabled << "\nhttp.listen=" << r.http.listen.ToString()
+      << "\nhttp.threads=" << r.http.threads << "\n";
   const OrchestratorOptions& o = r.orchestrator;
   out << "dispatch_interval_ms=" << Ms(o.dispatch_interval) << "\n"
       << "ack_timeout_ms=" << Ms(o.ack_timeout) << "\n"

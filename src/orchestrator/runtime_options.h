@@ -28,6 +28,7 @@ struct RuntimeOptions {
   tls::TlsPaths tls;
   bool insecure = false;
   bool acl = false;                  // operator tokens required (access_control.h)
+  HttpConfig http;                   // the HTTP server (src/orchestrator/http/)
   OrchestratorOptions orchestrator;  // `alert` left empty: main wires it
   GatewayOptions gateway;            // `log` left empty: main wires it
   store::StoreOptions store;
