@@ -104,6 +104,13 @@ size_t CircuitBreakers::size() const {
   return entries_.size();
 }
 
+double TokenBucket::tokens(TimePoint now) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (last_ == TimePoint{}) return tokens_;
+  double elapsed = std::chrono::duration<double>(now - last_).count();
+  return std::min(burst_, tokens_ + std::max(0.0, elapsed) * rate_);
+}
+
 int64_t TokenBucket::taken() const {
   std::lock_guard<std::mutex> lock(mu_);
   return taken_;

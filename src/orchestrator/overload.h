@@ -79,6 +79,8 @@ class TokenBucket {
   // urgent callers).
   bool Take(TimePoint now, double keep = 0);
   double burst() const { return burst_; }
+  // Tokens left at `now` (refilled up to then, nothing taken): for metrics.
+  double tokens(TimePoint now) const;
   int64_t taken() const;
   int64_t refused() const;
 
