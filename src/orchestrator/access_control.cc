@@ -90,13 +90,17 @@ std::string RequestDigest(const google::protobuf::Message& request) {
 
 Decision AccessControl::Check(const grpc::ServerContextBase& ctx, Role needed,
                               std::string_view action) const {
+  return Check(TokenOf(ctx), ctx.peer(), needed, action);
+}
+
+Decision AccessControl::Check(std::string_view token, std::string peer, Role needed,
+                              std::string_view action) const {
   Decision d;
-  d.caller.peer = ctx.peer();
+  d.caller.peer = std::move(peer);
   if (!enabled_) {
     d.caller.role = Role::kAdmin;
     return d;
   }
-  std::string token = TokenOf(ctx);
   if (token.empty()) {
     d.status =
         Status::Unauthenticated("no token: this orchestrator requires an operator token for " +

@@ -84,6 +84,10 @@ class AccessControl {
   // May the caller of `ctx` do `action` (which needs `needed`)? Reads the
   // token from the call's metadata and looks its hash up in the store.
   Decision Check(const grpc::ServerContextBase& ctx, Role needed, std::string_view action) const;
+  // The same decision for a caller known by its bearer token (empty: none)
+  // and address, e.g. an HTTP request (src/orchestrator/http/).
+  Decision Check(std::string_view token, std::string peer, Role needed,
+                 std::string_view action) const;
 
   // The audit row of a mutating call (target cut to 512 bytes, the
   // request as its digest).
