@@ -17,6 +17,8 @@
 #include "orchestrator/alert_notifier.h"
 #include "orchestrator/api_service.h"
 #include "orchestrator/gateway_service.h"
+#include "orchestrator/http/orchestrator_http.h"
+#include "orchestrator/metrics/metered_store.h"
 #include "orchestrator/orchestrator.h"
 #include "orchestrator/orchestrator_config.h"
 #include "orchestrator/retention_runner.h"
@@ -76,25 +78,29 @@ int Run(const OrchestratorConfig& config) {
               << store.status().message() << "\n";
     return 1;
   }
+  // Metrics (issue 20): every store write passes through `metered`.
+  apollo::orchestrator::OrchestratorMetrics metrics;
+  apollo::orchestrator::MeteredStore metered(**store, metrics, clock);
+  apollo::store::StateStore& st = metered;
   apollo::orchestrator::CurlPoster poster;
   // Every alert row goes to the webhook, if any (the store is the queue).
-  apollo::orchestrator::AlertNotifier alert_notifier(runtime.alerts, **store, poster, clock);
+  apollo::orchestrator::AlertNotifier alert_notifier(runtime.alerts, st, poster, clock);
   apollo::orchestrator::OrchestratorOptions& options = runtime.orchestrator;
   options.alert = [&alert_notifier](const std::string& line) {
     std::cerr << "orchestrator: ALERT: " << line << "\n";
     alert_notifier.Kick();
   };
-  apollo::orchestrator::Orchestrator brain(options, **store, clock);
+  apollo::orchestrator::Orchestrator brain(options, st, clock);
   // Retention (config `retention:`), in small batches on its own thread.
   apollo::orchestrator::RetentionRunnerOptions& retention = runtime.retention;
   retention.log = [](const std::string& line) { std::cerr << "orchestrator: " << line << "\n"; };
-  apollo::orchestrator::RetentionRunner retention_runner(retention, **store);
-  apollo::orchestrator::CallbackNotifier callbacks(runtime.callbacks, **store, poster, clock);
+  apollo::orchestrator::RetentionRunner retention_runner(retention, st);
+  apollo::orchestrator::CallbackNotifier callbacks(runtime.callbacks, st, poster, clock);
   brain.SetCallbackNotifier(&callbacks);
   // The event bus (config `bus`): agent events reach the store through it.
   apollo::bus::BusOptions& bus_options = runtime.bus;
   // Logged, and kept as an alert row (apollo-cli alert list --kind dead_letter).
-  bus_options.on_alert = [alerts = store->get(), &alert_notifier](const apollo::bus::BusAlert& a) {
+  bus_options.on_alert = [alerts = &st, &alert_notifier](const apollo::bus::BusAlert& a) {
     std::cerr << "orchestrator: ALERT: dead letter " << a.event_id << " (task " << a.task_id
               << ", " << a.deliveries << " deliveries): " << a.reason << "\n";
     apollo::store::AlertRow row;
@@ -111,7 +117,7 @@ int Run(const OrchestratorConfig& config) {
     }
     alert_notifier.Kick();
   };
-  auto bus = apollo::bus::OpenEventBus(config.bus, bus_options, **store, clock);
+  auto bus = apollo::bus::OpenEventBus(config.bus, bus_options, st, clock);
   if (bus.ok()) {
     if (apollo::Status s = (*bus)->Start(); !s.ok()) bus = s;
   }
@@ -126,17 +132,17 @@ int Run(const OrchestratorConfig& config) {
   };
   apollo::orchestrator::GatewayService gateway(brain, clock, runtime.gateway);  // `limits:` bounds
   // Operator tokens and the audit trail (access_control.h).
-  apollo::orchestrator::AccessControl access(
-      **store, clock, runtime.acl,
-      [](const std::string& line) { std::cerr << "orchestrator: " << line << "\n"; });
+  apollo::orchestrator::AccessControl access(st, clock, runtime.acl, [](const std::string& line) {
+    std::cerr << "orchestrator: " << line << "\n";
+  });
   if (access.enabled()) {
-    auto tokens = (*store)->ListTokens();
+    auto tokens = st.ListTokens();
     if (tokens.ok() && tokens->empty()) {
       std::cerr << "orchestrator: operator tokens are required and none exists yet: run "
                    "apollo-cli acl bootstrap (once) to make the first admin token\n";
     }
   }
-  apollo::orchestrator::ApiService api(**store, brain, clock, access);
+  apollo::orchestrator::ApiService api(st, brain, clock, access);
   api.SetEventBus(bus->get());  // dlq and bus status commands
   api.SetStoreUrl(config.store);  // store backup (backup_api.cc)
 
@@ -165,6 +171,31 @@ int Run(const OrchestratorConfig& config) {
               << " (address in use, or not an address of this host?)\n";
     return 1;
   }
+  // The HTTP server (http.listen): /healthz, /readyz, /metrics, JSON API.
+  std::unique_ptr<apollo::orchestrator::http::OrchestratorHttp> http;
+  if (runtime.http.enabled) {
+    auto h = apollo::orchestrator::http::OrchestratorHttp::Start(
+        {runtime.http, runtime.tls, server.get(), &st, &brain, bus->get(), &access, &metrics,
+         &clock, [](const std::string& line) { std::cerr << "orchestrator: " << line << "\n"; }});
+    if (!h.ok() &&
+        (!runtime.http.DefaultAddress() || h.status().code() != apollo::StatusCode::kUnavailable)) {
+      std::cerr << "orchestrator: " << h.status().message() << "\n";
+      server->Shutdown(std::chrono::system_clock::now());
+      (*bus)->Stop();
+      return 1;
+    }
+    if (!h.ok()) {
+      std::cerr << "orchestrator: WARNING: the HTTP server is off: " << h.status().message()
+                << " (set http.listen or --http-listen to choose an address)\n";
+    } else {
+      http = std::move(*h);
+    }
+  }
+  if (http) {
+    std::cerr << "orchestrator: HTTP on " << (http->tls() ? "https://" : "http://")
+              << runtime.http.listen.host << ":" << http->port()
+              << " (/healthz /readyz /metrics /api/v1)\n";
+  }
   brain.Start();
   callbacks.Start();
   alert_notifier.Start();
@@ -186,6 +217,7 @@ int Run(const OrchestratorConfig& config) {
   sigwait(&set, &sig);
   std::cerr << "orchestrator: " << (sig == SIGINT ? "SIGINT" : "SIGTERM")
             << ", shutting down (in-flight commits finish; agents will reconnect)\n";
+  if (http) http->Stop();
   server->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(5));
   retention_runner.Stop();
   brain.Stop();
@@ -228,6 +260,9 @@ int main(int argc, char** argv) {
   app.add_option("--listen", overrides.listen, "host:port for agents and operators (default 127.0.0.1:7011)");
   app.add_option("--store", overrides.store, "state store URL: sqlite://PATH or postgresql://...");
   app.add_option("--bus", overrides.bus, "event bus: embedded or nats://host:port");
+  app.add_option("--http-listen", overrides.http_listen,
+                 "host:port of the HTTP server (/metrics, /healthz, JSON API; default "
+                 "127.0.0.1:7080), or off");
   app.add_option("--tls-cert", overrides.tls_cert,
                  "this server's certificate (PEM); with --tls-key and --tls-ca: mutual TLS");
   app.add_option("--tls-key", overrides.tls_key, "the private key of --tls-cert (PEM)");

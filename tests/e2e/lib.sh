@@ -61,10 +61,13 @@ start_nats() {
 if [ -n "${APOLLO_E2E_NATS:-}" ]; then start_nats; fi
 
 # start_orchestrator [extra args...]: on a port the kernel picks; the port
-# is kept across restarts (ORCH_PORT) so agents find it again.
+# is kept across restarts (ORCH_PORT) so agents find it again. Its HTTP
+# server too (HTTP_PORT; not the shared default 7080) unless the args say
+# --http-listen.
 start_orchestrator() {
-  local listen="127.0.0.1:${ORCH_PORT:-0}"
-  "$BIN/orchestrator" ${APOLLO_E2E_BUS:+--bus "$APOLLO_E2E_BUS"} --listen "$listen" --store "sqlite://$E2E_DIR/${STORE_FILE:-apollo.db}" "$@" \
+  local listen="127.0.0.1:${ORCH_PORT:-0}" http=()
+  [[ " $* " == *" --http-listen "* ]] || http=(--http-listen "127.0.0.1:${HTTP_PORT:-0}")
+  "$BIN/orchestrator" ${APOLLO_E2E_BUS:+--bus "$APOLLO_E2E_BUS"} --listen "$listen" --store "sqlite://$E2E_DIR/${STORE_FILE:-apollo.db}" "${http[@]}" "$@" \
     >>"$E2E_DIR/orchestrator.log" 2>&1 &
   ORCH_PID=$!
   for _ in $(seq 1 100); do
@@ -72,6 +75,8 @@ start_orchestrator() {
     line=$(grep -o 'listening on 127.0.0.1:[0-9]*' "$E2E_DIR/orchestrator.log" | tail -n 1)
     if [ -n "$line" ] && [ -n "$(ss -ltnH "sport = :${line##*:}" 2>/dev/null)" ]; then
       ORCH_PORT=${line##*:}
+      line=$(grep -oE 'HTTP on https?://127.0.0.1:[0-9]+' "$E2E_DIR/orchestrator.log" | tail -n 1)
+      HTTP_PORT=${line##*:}
       return 0
     fi
     kill -0 "$ORCH_PID" 2>/dev/null || die "orchestrator exited at start"
