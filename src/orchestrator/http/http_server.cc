@@ -105,6 +105,13 @@ Status HttpServer::Start() {
   const size_t threads = static_cast<size_t>(std::max(1, options_.threads));
   // httplib owns (and deletes) the queue it gets from this factory.
   server_->new_task_queue = [threads] { return new BoundedPool(threads, 4 * threads); };
+  // SO_REUSEADDR only: httplib's default also sets SO_REUSEPORT, which lets
+  // a second orchestrator bind the same port and silently share its
+  // connections instead of being told the address is in use.
+  server_->set_socket_options([](httplib::socket_t sock) {
+    int yes = 1;
+    ::setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof(yes));
+  });
   server_->set_payload_max_length(kMaxBody);
   server_->set_read_timeout(std::chrono::seconds(5));
   server_->set_write_timeout(std::chrono::seconds(5));
