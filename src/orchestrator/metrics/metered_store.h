@@ -78,7 +78,7 @@ class MeteredStore final : public store::StateStore {
     return inner_.RecordHeartbeat(node, at, mode);
   }
   Result<std::vector<store::NodeInfo>> ListNodes() override { return inner_.ListNodes(); }
-  Result<std::vector<std::string>> ResolveSelector(const store::TargetSelector& sel) override {
+  Result<std::vector<std::string>> ResolveSelector(const TargetSelector& sel) override {
     return inner_.ResolveSelector(sel);
   }
   Result<std::vector<store::AlertRow>> ListAlerts(int64_t after_id, int limit) override {
