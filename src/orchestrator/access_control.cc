@@ -6,6 +6,7 @@
 #include <openssl/evp.h>
 #include <openssl/rand.h>
 
+#include <algorithm>
 #include <array>
 
 #include "core/event.h"
@@ -90,7 +91,14 @@ std::string RequestDigest(const google::protobuf::Message& request) {
 
 Decision AccessControl::Check(const grpc::ServerContextBase& ctx, Role needed,
                               std::string_view action) const {
-  return Check(TokenOf(ctx), ctx.peer(), needed, action);
+  std::string peer = ctx.peer();
+  if (!peer.starts_with("ipv4:") && !peer.starts_with("ipv6:") && !peer.starts_with("unix:")) {
+    const auto& md = ctx.client_metadata();
+    if (auto it = md.find(kHttpClientKey); it != md.end()) {
+      peer = std::string(it->second.data(), std::min<size_t>(it->second.size(), 128));
+    }
+  }
+  return Check(TokenOf(ctx), std::move(peer), needed, action);
 }
 
 Decision AccessControl::Check(std::string_view token, std::string peer, Role needed,

@@ -52,6 +52,10 @@ std::optional<Role> ParseRole(std::string_view name);
 // The metadata key the token travels in, and its scheme.
 inline constexpr char kAuthorizationKey[] = "authorization";
 inline constexpr std::string_view kBearer = "Bearer ";
+// The HTTP server (src/orchestrator/http/) calls the API over an in-process
+// channel and names its own client ("http:ADDR:PORT") in this key; it is
+// believed only for in-process calls (a network peer is ipv4:/ipv6:/unix:).
+inline constexpr char kHttpClientKey[] = "apollo-http-client";
 
 // A new random token (192 bits), "apollo-" + 48 hex digits.
 std::string NewToken();

@@ -213,6 +213,8 @@ req POST /api/v1/tasks -H "Authorization: Bearer $APOLLO_TOKEN" -H 'Content-Type
 trail=$(cli -o json audit list | jq -r '.entries[] | select(.action == "task.submit") | "\(.who) \(.outcome | split(":")[0])"')
 [ "$trail" = "vera PERMISSION_DENIED
 admin ok" ] || fail "audit trail of HTTP calls: $trail"
+peers=$(cli -o json audit list | jq -r '[.entries[] | select(.action == "task.submit") | .peer] | unique | join(" ")')
+[[ "$peers" =~ ^http:127\.0\.0\.1:[0-9]+( http:127\.0\.0\.1:[0-9]+)?$ ]] || fail "audit peers of HTTP calls: $peers"
 check_pass "tokens: none/unknown 401, viewer reads and scrapes but gets 403 on submit, admin submits; audited"
 
 # 8. HTTPS with the gRPC port's certificate.

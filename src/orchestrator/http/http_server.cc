@@ -108,7 +108,7 @@ Status HttpServer::Start() {
   // SO_REUSEADDR only: httplib's default also sets SO_REUSEPORT, which lets
   // a second orchestrator bind the same port and silently share its
   // connections instead of being told the address is in use.
-  server_->set_socket_options([](httplib::socket_t sock) {
+  server_->set_socket_options([](socket_t sock) {
     int yes = 1;
     ::setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof(yes));
   });
@@ -170,6 +170,7 @@ void HttpServer::Routes() {
     r.content_type = req.get_header_value("Content-Type");
     r.body = req.body;
     r.bearer_token = BearerToken(req);
+    r.peer = Peer(req);
     ApiResponse out = backends_.api->Handle(r);
     SendJson(res, out.status, out.body);
   };

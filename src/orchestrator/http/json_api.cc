@@ -4,6 +4,8 @@
 
 #include <charconv>
 
+#include "orchestrator/access_control.h"
+
 namespace apollo::orchestrator::http {
 namespace {
 
@@ -344,6 +346,7 @@ ApiResponse JsonApi::Call(const Route& route, const std::map<std::string, std::s
   grpc::ClientContext ctx;
   ctx.set_deadline(std::chrono::system_clock::now() + deadline_);
   if (!req.bearer_token.empty()) ctx.AddMetadata("authorization", "Bearer " + req.bearer_token);
+  if (!req.peer.empty()) ctx.AddMetadata(kHttpClientKey, req.peer);
   std::unique_ptr<pb::Message> response = route.new_response();
   grpc::Status s = route.call(*stub_, &ctx, *request, response.get());
   if (!s.ok()) {

@@ -72,6 +72,7 @@ struct ApiRequest {
   std::string content_type;
   std::string body;
   std::string bearer_token;  // from Authorization: Bearer ...; empty if none
+  std::string peer;          // "http:ADDR:PORT", for the audit trail
 };
 
 struct ApiResponse {
