@@ -204,6 +204,7 @@ grpc::Status ApiService::Cancel(const apollo::v1::CancelTaskRequest* req, apollo
       }
     }
   }
+  orchestrator_.task_watches().Notify(req->task_id());
   orchestrator_.TaskMayHaveSettled(req->task_id());
   orchestrator_.Kick();
   return LoadTask(req->task_id(), resp);
@@ -238,6 +239,7 @@ grpc::Status ApiService::Retry(const apollo::v1::RetryTaskRequest* req, apollo::
   }
   auto outcomes = store_.Transition(requests);
   if (!outcomes.ok()) return ToGrpc(outcomes.status());
+  orchestrator_.task_watches().Notify(req->task_id());
   orchestrator_.Kick();
   return LoadTask(req->task_id(), resp);
 }
@@ -322,6 +324,78 @@ grpc::Status ApiService::WatchTask(grpc::ServerContext* ctx, const apollo::v1::W
     }
     if (Settled(t)) return grpc::Status::OK;
     watch.WaitPast(seen, std::chrono::milliseconds(200));
+  }
+  return grpc::Status::OK;
+}
+
+grpc::Status ApiService::WatchTasks(grpc::ServerContext* ctx,
+                                    const apollo::v1::WatchTasksRequest* req,
+                                    grpc::ServerWriter<apollo::v1::WatchTasksResponse>* writer) {
+  if (grpc::Status a = Allow(*ctx, Role::kViewer, "task.stream"); !a.ok()) return a;
+  auto slot = orchestrator_.watchers().TryAcquire();  // held until the watch ends
+  if (!slot) {
+    return grpc::Status(
+        grpc::StatusCode::RESOURCE_EXHAUSTED,
+        "too many watchers: " + std::to_string(orchestrator_.watchers().capacity()) +
+            " at once (limits.max_watchers); try again later");
+  }
+  // A keep-alive (an empty message) after this long without a change: the
+  // client knows the stream is alive, and a client that went away is seen
+  // by the failed write. Bounded by a day.
+  constexpr auto kKeepAlive = std::chrono::seconds(5);
+  const auto end = std::chrono::steady_clock::now() + std::chrono::hours(24);
+  apollo::v1::WatchTasksResponse out;
+  auto send_task = [&](const std::string& id) {
+    out.Clear();
+    grpc::Status s = LoadTask(id, out.mutable_task());
+    // A task that is gone (or unreadable for now) is not news; the next
+    // change of it is.
+    return !s.ok() || writer->Write(out);
+  };
+  if (!req->task_id().empty()) {
+    // One task: its state now, then each change (as WatchTask, but past
+    // settling: a retry or a cancel is news too).
+    TaskWatchHub::Watch watch(orchestrator_.task_watches(), req->task_id());
+    std::string last;
+    auto last_write = std::chrono::steady_clock::now();
+    while (!ctx->IsCancelled() && std::chrono::steady_clock::now() < end) {
+      const uint64_t seen = watch.generation();  // before the read: no change slips between
+      out.Clear();
+      grpc::Status s = LoadTask(req->task_id(), out.mutable_task());
+      if (!s.ok()) return s;
+      std::string now = out.task().SerializeAsString();
+      const auto t = std::chrono::steady_clock::now();
+      if (now != last || t - last_write >= kKeepAlive) {
+        if (now == last) out.Clear();  // nothing new: a keep-alive
+        if (!writer->Write(out)) return grpc::Status::OK;
+        last = std::move(now);
+        last_write = t;
+      }
+      watch.WaitPast(seen, kKeepAlive);
+    }
+    return grpc::Status::OK;
+  }
+  // Every task: the ids the hub's feed names, each read when sent (the
+  // state after its latest change; changes in between fold into one).
+  TaskWatchHub::Feed feed(orchestrator_.task_watches());
+  out.Clear();  // at once: the caller sees the stream is open (or why not) now
+  if (!writer->Write(out)) return grpc::Status::OK;
+  while (!ctx->IsCancelled() && std::chrono::steady_clock::now() < end) {
+    TaskWatchHub::Feed::Changes c = feed.Next(kKeepAlive, 256);
+    if (c.overflow) {
+      out.Clear();
+      out.set_resync(true);
+      if (!writer->Write(out)) return grpc::Status::OK;
+      continue;
+    }
+    if (c.task_ids.empty()) {
+      out.Clear();
+      if (!writer->Write(out)) return grpc::Status::OK;
+      continue;
+    }
+    for (const std::string& id : c.task_ids) {
+      if (!send_task(id)) return grpc::Status::OK;
+    }
   }
   return grpc::Status::OK;
 }

@@ -59,6 +59,8 @@ class ApiService final : public apollo::v1::Orchestrator::Service {
                           apollo::v1::TaskEventsResponse* resp) override;
   grpc::Status WatchTask(grpc::ServerContext* ctx, const apollo::v1::WatchTaskRequest* req,
                          grpc::ServerWriter<apollo::v1::Task>* writer) override;
+  grpc::Status WatchTasks(grpc::ServerContext* ctx, const apollo::v1::WatchTasksRequest* req,
+                          grpc::ServerWriter<apollo::v1::WatchTasksResponse>* writer) override;
   grpc::Status SyncNode(grpc::ServerContext*, const apollo::v1::SyncNodeRequest* req,
                         apollo::v1::SyncNodeResponse* resp) override;
   grpc::Status Reconcile(grpc::ServerContext*, const apollo::v1::ReconcileRequest* req,

@@ -174,6 +174,12 @@ int Run(const OrchestratorConfig& config) {
   // The HTTP server (http.listen): /healthz, /readyz, /metrics, JSON API.
   std::unique_ptr<apollo::orchestrator::http::OrchestratorHttp> http;
   if (runtime.http.enabled) {
+    if (runtime.http.ui_dir.empty()) {
+      // The dashboard as `make ui` builds it in a checkout: bin/../web/dist.
+      std::error_code ec;
+      std::filesystem::path exe = std::filesystem::read_symlink("/proc/self/exe", ec);
+      if (!ec) runtime.http.ui_dir = (exe.parent_path().parent_path() / "web" / "dist").string();
+    }
     auto h = apollo::orchestrator::http::OrchestratorHttp::Start(
         {runtime.http, runtime.tls, server.get(), &st, &brain, bus->get(), &access, &metrics,
          &clock, [](const std::string& line) { std::cerr << "orchestrator: " << line << "\n"; }});
@@ -194,7 +200,11 @@ int Run(const OrchestratorConfig& config) {
   if (http) {
     std::cerr << "orchestrator: HTTP on " << (http->tls() ? "https://" : "http://")
               << runtime.http.listen.host << ":" << http->port()
-              << " (/healthz /readyz /metrics /api/v1)\n";
+              << " (/healthz /readyz /metrics /api/v1; "
+              << (http->serves_ui()
+                      ? "the dashboard at /"
+                      : "no dashboard: no directory " + runtime.http.ui_dir + ", make ui builds it")
+              << ")\n";
   }
   brain.Start();
   callbacks.Start();
@@ -263,6 +273,9 @@ int main(int argc, char** argv) {
   app.add_option("--http-listen", overrides.http_listen,
                  "host:port of the HTTP server (/metrics, /healthz, JSON API; default "
                  "127.0.0.1:7080), or off");
+  app.add_option("--http-ui-dir", overrides.http_ui_dir,
+                 "the dashboard's files, served at / (default: ../web/dist beside this "
+                 "binary's directory)");
   app.add_option("--tls-cert", overrides.tls_cert,
                  "this server's certificate (PEM); with --tls-key and --tls-ca: mutual TLS");
   app.add_option("--tls-key", overrides.tls_key, "the private key of --tls-cert (PEM)");

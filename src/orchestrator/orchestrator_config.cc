@@ -97,7 +97,7 @@ class OrchestratorParser {
       return internal::ReadNumber(r_, n, name, 0.01, 1.0, out);
     };
   }
-  // The `http` block: listen (host:port, or off / ""), threads.
+  // The `http` block: listen (host:port, or off / ""), threads, ui_dir.
   bool Http(const Field& f);
   // The `tls` block: cert, key, ca paths, all three or none.
   bool Tls(const Field& f);
@@ -294,7 +294,15 @@ bool OrchestratorParser::Http(const Field& f) {
     c_->http.enabled = true;
     return internal::ReadHostPort(r_, n, name, &c_->http.listen, /*allow_any_port=*/true);
   };
-  return Section(f, {{"listen", listen}, {"threads", Int(1, 64, &c_->http.threads)}});
+  FieldReader ui_dir = [this](const YAML::Node& n, const std::string& name) {
+    if (n.IsScalar() && n.Scalar().empty()) {  // "": the default place
+      c_->http.ui_dir.clear();
+      return true;
+    }
+    return internal::ReadPath(r_, n, name, false, &c_->http.ui_dir);
+  };
+  return Section(
+      f, {{"listen", listen}, {"threads", Int(1, 64, &c_->http.threads)}, {"ui_dir", ui_dir}});
 }
 
 bool OrchestratorParser::Tls(const Field& f) {
@@ -483,6 +491,9 @@ Status ApplyOrchestratorOverrides(OrchestratorConfig& config,
       auto hp = ParseHostPort(*o.http_listen, /*allow_any_port=*/true);
       if (problem("--http-listen", hp.status())) c.http.listen = *hp;
     }
+  }
+  if (o.http_ui_dir && problem("--http-ui-dir", CheckPathValue(*o.http_ui_dir))) {
+    c.http.ui_dir = *o.http_ui_dir;
   }
   auto tls_flag = [&](std::string_view flag, const std::optional<std::string>& v,
                       std::string* out) {

@@ -145,7 +145,10 @@ inline constexpr std::string_view kDefaultHttpListen = "127.0.0.1:7080";
 struct HttpConfig {
   bool enabled = true;
   HostPort listen{"127.0.0.1", 7080};  // port 0: the kernel picks one (tests)
-  int threads = 4;                     // worker threads: connections served at once
+  int threads = 8;                     // worker threads: connections served at once
+  // The dashboard's files (web/dist). Empty: `../web/dist` beside the
+  // orchestrator binary's directory, if it is there.
+  std::string ui_dir;
   // Not being able to listen is fatal, except on the default address, which
   // only turns HTTP off with a warning (e.g. a second orchestrator on the
   // same host, as tests start them).
@@ -218,6 +221,7 @@ struct OrchestratorOverrides {
   std::optional<std::string> store;   // --store URL
   std::optional<std::string> bus;     // --bus embedded|nats://host:port
   std::optional<std::string> http_listen;  // --http-listen host:port | off
+  std::optional<std::string> http_ui_dir;  // --http-ui-dir DIR
   std::optional<std::string> tls_cert;  // --tls-cert PATH: replaces tls.cert
   std::optional<std::string> tls_key;   // --tls-key PATH
   std::optional<std::string> tls_ca;    // --tls-ca PATH

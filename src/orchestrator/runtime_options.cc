@@ -96,7 +96,7 @@ std::string Fingerprint(const RuntimeOptions& r) {
       << "\nbus_url=" << r.bus_url << "\ntls.cert=" << r.tls.cert << "\ntls.key=" << r.tls.key
       << "\ntls.ca=" << r.tls.ca << "\ninsecure=" << r.insecure << "\nacl=" << r.acl << "\n";
   out << "http.enabled=" << r.http.enabled << "\nhttp.listen=" << r.http.listen.ToString()
-      << "\nhttp.threads=" << r.http.threads << "\n";
+      << "\nhttp.threads=" << r.http.threads << "\nhttp.ui_dir=" << r.http.ui_dir << "\n";
   const OrchestratorOptions& o = r.orchestrator;
   out << "dispatch_interval_ms=" << Ms(o.dispatch_interval) << "\n"
       << "ack_timeout_ms=" << Ms(o.ack_timeout) << "\n"

@@ -77,6 +77,7 @@ const std::map<std::string, std::string>& Alternatives() {
       {"limits.session_outbound_mib", "limits: {session_outbound_mib: 8}"},
       {"http.listen", "http: {listen: 127.0.0.1:7090}"},
       {"http.threads", "http: {threads: 2}"},
+      {"http.ui_dir", "http: {ui_dir: /srv/apollo-ui}"},
   };
   return *m;
 }

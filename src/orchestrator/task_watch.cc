@@ -1,5 +1,8 @@
 #include "orchestrator/task_watch.h"
 
+#include <algorithm>
+#include <unordered_set>
+
 namespace apollo::orchestrator {
 
 TaskWatchHub::Watch::Watch(TaskWatchHub& hub, std::string task_id)
@@ -30,13 +33,55 @@ void TaskWatchHub::Watch::WaitPast(uint64_t seen, Duration timeout) const {
   });
 }
 
+TaskWatchHub::Feed::Feed(TaskWatchHub& hub) : hub_(hub) {
+  std::lock_guard<std::mutex> lock(hub_.mu_);
+  if (hub_.ring_.empty()) hub_.ring_.resize(kFeedRing);
+  cursor_ = hub_.seq_;
+  hub_.feeds_.fetch_add(1);
+}
+
+TaskWatchHub::Feed::~Feed() {
+  std::lock_guard<std::mutex> lock(hub_.mu_);
+  if (hub_.feeds_.fetch_sub(1) == 1) {
+    // The last one: give the ring's memory back.
+    std::vector<std::string>().swap(hub_.ring_);
+  }
+}
+
+TaskWatchHub::Feed::Changes TaskWatchHub::Feed::Next(Duration timeout, size_t max) {
+  Changes out;
+  std::unique_lock<std::mutex> lock(hub_.mu_);
+  hub_.cv_.wait_for(lock, timeout, [&] { return hub_.seq_ != cursor_; });
+  if (hub_.seq_ - cursor_ > kFeedRing) {
+    out.overflow = true;
+    cursor_ = hub_.seq_;
+    return out;
+  }
+  std::unordered_set<std::string_view> seen;
+  while (cursor_ != hub_.seq_ && out.task_ids.size() < max) {
+    ++cursor_;
+    const std::string& id = hub_.ring_[cursor_ % kFeedRing];
+    if (seen.insert(id).second) out.task_ids.push_back(id);
+  }
+  return out;
+}
+
 void TaskWatchHub::Notify(std::string_view task_id) {
-  if (watched_.load(std::memory_order_relaxed) == 0) return;
+  const bool feeds = feeds_.load(std::memory_order_relaxed) > 0;
+  if (!feeds && watched_.load(std::memory_order_relaxed) == 0) return;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    auto it = entries_.find(task_id);
-    if (it == entries_.end()) return;
-    ++it->second.generation;
+    bool wake = false;
+    if (feeds && !ring_.empty()) {
+      ++seq_;
+      ring_[seq_ % kFeedRing].assign(task_id);
+      wake = true;
+    }
+    if (auto it = entries_.find(task_id); it != entries_.end()) {
+      ++it->second.generation;
+      wake = true;
+    }
+    if (!wake) return;
   }
   cv_.notify_all();
 }

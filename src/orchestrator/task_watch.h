@@ -10,6 +10,12 @@
 // bounded), so a missing notification costs latency, never correctness.
 // A task nobody watches costs Notify one atomic load.
 //
+// A Feed watches every task (the dashboard's live list, /api/v1/stream):
+// while one is open, Notify also appends the task id to a ring of the last
+// kFeedRing changes, which each Feed reads from its own cursor. A Feed that
+// falls further behind than the ring is told so (it must re-read the
+// list), never blocks the center.
+//
 // Thread-safety: thread-safe.
 
 #include <atomic>
@@ -19,6 +25,7 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <vector>
 
 #include "core/clock.h"
 
@@ -43,6 +50,31 @@ class TaskWatchHub {
     const std::string task_id_;
   };
 
+  // Registers a watcher of every task for its lifetime.
+  class Feed {
+   public:
+    explicit Feed(TaskWatchHub& hub);
+    ~Feed();
+    Feed(const Feed&) = delete;
+    Feed& operator=(const Feed&) = delete;
+
+    struct Changes {
+      std::vector<std::string> task_ids;  // each once, in the order first notified
+      bool overflow = false;              // changes were dropped: re-read everything
+    };
+    // The tasks changed since the last call (or since the Feed was made),
+    // at most `max` of them (the rest come next call); waits up to `timeout`
+    // for the first. Empty after the timeout with nothing new.
+    Changes Next(Duration timeout, size_t max);
+
+   private:
+    TaskWatchHub& hub_;
+    uint64_t cursor_;  // the sequence number of the last change read
+  };
+
+  // Changes a Feed can fall behind by before it is told to re-read.
+  static constexpr size_t kFeedRing = 8192;
+
   // A commit changed `task_id`.
   void Notify(std::string_view task_id);
 
@@ -61,6 +93,11 @@ class TaskWatchHub {
   // only a watched task's change wakes them.
   mutable std::condition_variable cv_;
   std::unordered_map<std::string, Entry, Hash, std::equal_to<>> entries_;  // guarded by mu_
+  std::atomic<int> feeds_{0};  // open Feeds, read without the lock
+  // The last kFeedRing changes while a Feed is open: change number n is at
+  // ring_[n % kFeedRing]; seq_ is the number of the last one.
+  std::vector<std::string> ring_;  // guarded by mu_
+  uint64_t seq_ = 0;               // guarded by mu_
 };
 
 }  // namespace apollo::orchestrator

@@ -2,7 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <string>
 #include <thread>
+#include <vector>
 
 namespace apollo::orchestrator {
 namespace {
@@ -59,6 +61,62 @@ TEST(TaskWatchHubTest, TheLastWatcherLeavingForgetsTheTask) {
   }
   TaskWatchHub::Watch again(hub, "t1");
   EXPECT_EQ(again.generation(), 0u);  // a fresh entry: nothing was kept
+}
+
+TEST(TaskWatchHubTest, AFeedSeesEveryChangedTaskOnceInOrderAndOnlyAfterItOpened) {
+  TaskWatchHub hub;
+  hub.Notify("before");  // no feed yet: not kept
+  TaskWatchHub::Feed feed(hub);
+  for (const char* id : {"a", "b", "a", "c", "b"}) hub.Notify(id);
+  TaskWatchHub::Feed::Changes c = feed.Next(milliseconds(0), 2);
+  EXPECT_FALSE(c.overflow);
+  EXPECT_EQ(c.task_ids, (std::vector<std::string>{"a", "b"}));
+  c = feed.Next(milliseconds(0), 100);  // the later changes, each task once
+  EXPECT_EQ(c.task_ids, (std::vector<std::string>{"a", "c", "b"}));
+  c = feed.Next(milliseconds(0), 100);
+  EXPECT_TRUE(c.task_ids.empty());
+  EXPECT_FALSE(c.overflow);
+}
+
+TEST(TaskWatchHubTest, AFeedIsWokenByAChangeAndItsWaitIsBounded) {
+  TaskWatchHub hub;
+  TaskWatchHub::Feed feed(hub);
+  auto start = Steady::now();
+  EXPECT_TRUE(feed.Next(milliseconds(100), 10).task_ids.empty());
+  EXPECT_GE(Steady::now() - start, milliseconds(100));
+  std::thread committer([&] {
+    std::this_thread::sleep_for(milliseconds(50));
+    hub.Notify("t9");
+  });
+  start = Steady::now();
+  TaskWatchHub::Feed::Changes c = feed.Next(std::chrono::seconds(10), 10);
+  committer.join();
+  EXPECT_LT(Steady::now() - start, std::chrono::seconds(5));
+  EXPECT_EQ(c.task_ids, (std::vector<std::string>{"t9"}));
+}
+
+TEST(TaskWatchHubTest, AFeedThatFallsBehindTheRingIsToldToReRead) {
+  TaskWatchHub hub;
+  TaskWatchHub::Feed slow(hub);
+  for (size_t i = 0; i < TaskWatchHub::kFeedRing + 1; ++i) hub.Notify("t" + std::to_string(i));
+  TaskWatchHub::Feed::Changes c = slow.Next(milliseconds(0), 10);
+  EXPECT_TRUE(c.overflow);
+  EXPECT_TRUE(c.task_ids.empty());
+  hub.Notify("after");  // caught up again: reads on from here
+  c = slow.Next(milliseconds(0), 10);
+  EXPECT_FALSE(c.overflow);
+  EXPECT_EQ(c.task_ids, (std::vector<std::string>{"after"}));
+}
+
+TEST(TaskWatchHubTest, ExactlyARingOfChangesBehindIsNotAnOverflow) {
+  TaskWatchHub hub;
+  TaskWatchHub::Feed feed(hub);
+  for (size_t i = 0; i < TaskWatchHub::kFeedRing; ++i) hub.Notify("t" + std::to_string(i));
+  TaskWatchHub::Feed::Changes c = feed.Next(milliseconds(0), TaskWatchHub::kFeedRing);
+  EXPECT_FALSE(c.overflow);
+  ASSERT_EQ(c.task_ids.size(), TaskWatchHub::kFeedRing);
+  EXPECT_EQ(c.task_ids.front(), "t0");
+  EXPECT_EQ(c.task_ids.back(), "t" + std::to_string(TaskWatchHub::kFeedRing - 1));
 }
 
 }  // namespace

@@ -166,6 +166,7 @@ from_route() {
   [ "$(status)" != 405 ] && ! jq -e '.error.message | test("^no route|^HTTP [0-9]+$")' <<<"$1" >/dev/null 2>&1
 }
 while read -r method path; do
+  [ "$path" = /api/v1/stream ] && { ops=$((ops + 1)); continue; }  # streams: section 6b
   concrete=$(sed -e 's/{id}/999999/g' -e 's/{[a-z_]*}/no-such-task/g' <<<"$path")
   body=$(req "${method^^}" "$concrete" --data-binary '')
   [ "$method" = get ] && body=$(req GET "$concrete")
@@ -183,12 +184,42 @@ for probe in "GET /api/v1/task" "GET /api/v1/tasks/x/history" "POST /api/v1/node
 done
 check_pass "OpenAPI: all $ops documented operations are served, undocumented ones are not"
 
+# 6b. /api/v1/stream: every change as it commits (Server-Sent Events), all
+# tasks or one; bad requests are JSON errors before any byte of the stream.
+curl -sSN --max-time 30 "$BASE/api/v1/stream" >"$E2E_DIR/stream-all.sse" 2>/dev/null &
+ALL_PID=$!
+wait_until 10 "the stream opened" grep -q '^retry: ' "$E2E_DIR/stream-all.sse"
+write_task "$E2E_DIR/s1.yaml" http-s1 noop "{type: nodes, nodes: [worker-1]}" "{}"
+req POST /api/v1/tasks -H 'Content-Type: application/yaml' --data-binary @"$E2E_DIR/s1.yaml" >/dev/null
+[ "$(status)" = 201 ] || fail "submit http-s1: $(status)"
+s1_done() { grep '^data: ' "$E2E_DIR/stream-all.sse" | sed 's/^data: //' |
+  jq -se 'map(select(.task_id == "http-s1")) | map(.status) | index("SUCCEEDED")' >/dev/null 2>&1; }
+wait_until 20 "http-s1 SUCCEEDED on the stream" s1_done
+grep '^data: ' "$E2E_DIR/stream-all.sse" | sed 's/^data: //' >"$E2E_DIR/stream-all.json"
+seen=$(jq -rs '[.[] | select(.task_id == "http-s1") | .status] | join(",")' "$E2E_DIR/stream-all.json")
+[[ "$seen" == *SUCCEEDED ]] && [[ "$seen" != SUCCEEDED ]] || fail "http-s1 on the stream: $seen (want earlier states, then SUCCEEDED)"
+grep -q '^event: task$' "$E2E_DIR/stream-all.sse" || fail "no 'event: task' line"
+kill "$ALL_PID" 2>/dev/null; wait "$ALL_PID" 2>/dev/null
+curl -sSN --max-time 8 "$BASE/api/v1/stream?task_id=http-s1" >"$E2E_DIR/stream-one.sse" 2>/dev/null
+first=$(grep -m1 '^data: ' "$E2E_DIR/stream-one.sse" | sed 's/^data: //')
+[ "$(jq -r .status <<<"$first")" = SUCCEEDED ] || fail "one task's stream starts with its state: $first"
+grep -q '^: keepalive$' "$E2E_DIR/stream-one.sse" || fail "no keep-alive within 8 s"
+body=$(req GET '/api/v1/stream?task_id=nope')
+[ "$(status)" = 404 ] && [ "$(jq -r .error.code <<<"$body")" = NOT_FOUND ] || fail "stream of an unknown task: $(status) $body"
+body=$(req GET '/api/v1/stream?task=x')
+[ "$(status)" = 400 ] && jq -e '.error.message | test("task")' <<<"$body" >/dev/null || fail "stream with a bad parameter: $(status) $body"
+check_pass "/api/v1/stream: a task's changes arrive as they commit (all tasks, or one with keep-alives); bad requests are JSON 4xx"
+
 # 7. Tokens and roles: the gRPC API's, on a second orchestrator with --acl.
 kill_agent worker-1
 kill "$ORCH_PID"; wait "$ORCH_PID" 2>/dev/null
 ORCH_PORT="" HTTP_PORT="" STORE_FILE=acl.db
-start_orchestrator --acl
+mkdir -p "$E2E_DIR/ui"
+echo '<!doctype html><title>apollo test ui</title>' >"$E2E_DIR/ui/index.html"
+start_orchestrator --acl --http-ui-dir "$E2E_DIR/ui"
 BASE="http://127.0.0.1:$HTTP_PORT"
+[[ "$(req GET /)" == *"apollo test ui"* ]] && [ "$(status)" = 200 ] || fail "GET / with --http-ui-dir: $(status)"
+grep -q 'the dashboard at /' "$E2E_DIR/orchestrator.log" || fail "the log does not say the dashboard is served"
 APOLLO_TOKEN=$(cli -o json acl bootstrap | jq -r .token)
 export APOLLO_TOKEN
 VIEWER=$(cli -o json token create --name vera --role viewer | jq -r .token)
@@ -197,6 +228,10 @@ body=$(req GET /metrics)
 [ "$(status)" = 401 ] && [ "$(jq -r .error.code <<<"$body")" = UNAUTHENTICATED ] || fail "no token: $(status) $body"
 body=$(req GET /api/v1/tasks -H "Authorization: Bearer apollo-00")
 [ "$(status)" = 401 ] && jq -e '.error.message | test("not known")' <<<"$body" >/dev/null || fail "bad token: $body"
+body=$(req GET /api/v1/stream)
+[ "$(status)" = 401 ] && [ "$(jq -r .error.code <<<"$body")" = UNAUTHENTICATED ] || fail "stream without a token: $(status) $body"
+curl -sSN --max-time 3 -H "Authorization: Bearer $VIEWER" "$BASE/api/v1/stream" >"$E2E_DIR/stream-viewer.sse" 2>/dev/null
+grep -q '^retry: ' "$E2E_DIR/stream-viewer.sse" || fail "a viewer's stream did not open: $(head -c 300 "$E2E_DIR/stream-viewer.sse")"
 req GET /metrics -H "Authorization: Bearer $VIEWER" >/dev/null
 [ "$(status)" = 200 ] || fail "viewer /metrics: $(status)"
 req GET /api/v1/tasks -H "Authorization: Bearer $VIEWER" >/dev/null
@@ -224,11 +259,15 @@ PKI="$E2E_DIR/pki"
 kill "$ORCH_PID"; wait "$ORCH_PID" 2>/dev/null
 unset APOLLO_TOKEN
 ORCH_PORT="" HTTP_PORT="" STORE_FILE=tls.db
-start_orchestrator \
+start_orchestrator --http-ui-dir "$E2E_DIR/no-such-ui" \
   --tls-cert "$PKI/server.pem" --tls-key "$PKI/server-key.pem" --tls-ca "$PKI/ca.pem"
+grep -q "no dashboard: no directory $E2E_DIR/no-such-ui, make ui builds it" "$E2E_DIR/orchestrator.log" ||
+  fail "the log does not say why there is no dashboard: $(grep 'HTTP on' "$E2E_DIR/orchestrator.log")"
 grep -q "HTTP on https://127.0.0.1:$HTTP_PORT" "$E2E_DIR/orchestrator.log" || fail "not HTTPS: $(grep 'HTTP on' "$E2E_DIR/orchestrator.log")"
 BASE="https://127.0.0.1:$HTTP_PORT"
 [ "$(req GET /healthz --cacert "$PKI/ca.pem")" = ok ] || fail "HTTPS /healthz: $(status) $(cat "$E2E_DIR/curl.err")"
+body=$(req GET / --cacert "$PKI/ca.pem")
+[ "$(status)" = 404 ] && [[ "$body" == *"make ui"* ]] || fail "GET / without the dashboard's files: $(status) $body"
 req GET /metrics --cacert "$PKI/ca.pem" >/dev/null
 [ "$(status)" = 401 ] || fail "HTTPS /metrics without a token (tokens on with TLS): $(status)"
 BASE="http://127.0.0.1:$HTTP_PORT"

@@ -83,6 +83,18 @@ std::string Peer(const httplib::Request& req) {
   return "http:" + req.remote_addr + ":" + std::to_string(req.remote_port);
 }
 
+ApiRequest ToApiRequest(const httplib::Request& req) {
+  ApiRequest r;
+  r.method = req.method;
+  r.path = req.path;
+  r.query.insert(req.params.begin(), req.params.end());
+  r.content_type = req.get_header_value("Content-Type");
+  r.body = req.body;
+  r.bearer_token = BearerToken(req);
+  r.peer = Peer(req);
+  return r;
+}
+
 }  // namespace
 
 HttpServer::HttpServer(HttpServerOptions options, HttpBackends backends)
@@ -130,10 +142,18 @@ Status HttpServer::Start() {
                                " (address in use, or not an address of this host?)");
   }
   thread_ = std::thread([this] { server_->listen_after_bind(); });
+  // Until the accept loop runs, httplib's stop() does nothing (it only
+  // closes a running server's socket) and a Stop right after Start would
+  // wait forever for the thread: return once it runs (bounded).
+  for (int i = 0; i < 5000 && !server_->is_running(); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
   return Status::Ok();
 }
 
 void HttpServer::Stop() {
+  // Streams hold workers until their client goes: end them first.
+  if (backends_.streams) backends_.streams->CancelAll();
   if (server_) server_->stop();
   if (thread_.joinable()) thread_.join();
 }
@@ -158,20 +178,48 @@ void HttpServer::Routes() {
     res.set_content(backends_.metrics ? backends_.metrics() : std::string(),
                     "text/plain; version=0.0.4; charset=utf-8");
   });
+  // The dashboard: its files, or a page that says how to get them.
+  serves_ui_ = !options_.ui_dir.empty() &&
+               s.set_mount_point("/", options_.ui_dir,
+                                 {{"X-Content-Type-Options", "nosniff"},
+                                  {"X-Frame-Options", "DENY"},
+                                  {"Content-Security-Policy",
+                                   "default-src 'self'; style-src 'self' 'unsafe-inline'; "
+                                   "img-src 'self' data:; frame-ancestors 'none'"}});
+  if (!serves_ui_) {
+    const std::string why = options_.ui_dir.empty() ? std::string("no http.ui_dir is set")
+                                                    : "there is no directory " + options_.ui_dir;
+    s.Get("/", [why](const httplib::Request&, httplib::Response& res) {
+      res.status = 404;
+      res.set_content("The dashboard is not served here: " + why +
+                          ".\nBuild it with `make ui` (web/dist), or point http.ui_dir "
+                          "(--http-ui-dir) at its files.\nThe JSON API is at /api/v1/ "
+                          "(/api/v1/openapi.json); metrics at /metrics.\n",
+                      "text/plain; charset=utf-8");
+    });
+  }
   s.Get("/api/v1/openapi.json", [](const httplib::Request&, httplib::Response& res) {
     SendJson(res, 200, Dump(OpenApiDocument()));
   });
+  s.Get("/api/v1/stream", [this](const httplib::Request& req, httplib::Response& res) {
+    if (!backends_.streams) return SendError(res, StatusCode::kUnavailable, "no event streams");
+    ApiResponse error;
+    std::shared_ptr<TaskStream> stream = backends_.streams->Open(ToApiRequest(req), &error);
+    if (!stream) return SendJson(res, error.status, error.body);
+    res.set_header("Cache-Control", "no-cache");
+    res.set_chunked_content_provider(
+        "text/event-stream", [stream](size_t, httplib::DataSink& sink) {
+          std::string chunk;
+          if (!stream->Next(&chunk)) {
+            sink.done();
+            return true;
+          }
+          return sink.write(chunk.data(), chunk.size());  // false: the client is gone
+        });
+  });
   auto api = [this](const httplib::Request& req, httplib::Response& res) {
     if (!backends_.api) return SendError(res, StatusCode::kUnavailable, "no API");
-    ApiRequest r;
-    r.method = req.method;
-    r.path = req.path;
-    r.query.insert(req.params.begin(), req.params.end());
-    r.content_type = req.get_header_value("Content-Type");
-    r.body = req.body;
-    r.bearer_token = BearerToken(req);
-    r.peer = Peer(req);
-    ApiResponse out = backends_.api->Handle(r);
+    ApiResponse out = backends_.api->Handle(ToApiRequest(req));
     SendJson(res, out.status, out.body);
   };
   // Every method on /api/v1/: the API answers unknown routes and methods

@@ -8,7 +8,12 @@
 //                             (no token)
 //   GET /metrics              Prometheus text format (viewer)
 //   GET /api/v1/openapi.json  the API's OpenAPI 3 document (no token)
+//   GET /api/v1/stream        task changes as Server-Sent Events
+//                             (task_stream.h)
 //   /api/v1/...               the JSON API (json_api.h)
+//   GET /...                  the dashboard: the files of `ui_dir`
+//                             (index.html at /); without it, / says how
+//                             to build it
 //
 // Built on cpp-httplib (Debian's libcpp-httplib-dev; README.md says why).
 // TLS: with `tls_cert`/`tls_key` set (the gRPC port's certificate) it
@@ -36,6 +41,7 @@
 #include "core/status.h"
 #include "orchestrator/access_control.h"
 #include "orchestrator/http/json_api.h"
+#include "orchestrator/http/task_stream.h"
 
 namespace httplib {
 class Server;
@@ -48,6 +54,7 @@ struct HttpServerOptions {
   int threads = 4;
   std::string tls_cert;  // PEM paths; both set: HTTPS
   std::string tls_key;
+  std::string ui_dir;  // the dashboard's files (web/dist); empty or missing: none
   std::function<void(const std::string&)> log;  // may be empty
 };
 
@@ -57,6 +64,7 @@ struct HttpBackends {
   std::function<std::string()> metrics;   // the /metrics body
   std::function<Status()> ready;          // OK: ready; else the reason
   const JsonApi* api = nullptr;
+  TaskStreams* streams = nullptr;  // /api/v1/stream; may be null
 };
 
 class HttpServer {
@@ -75,6 +83,7 @@ class HttpServer {
   void Stop();
 
   int port() const { return port_; }  // after Start
+  bool serves_ui() const { return serves_ui_; }  // after Start
   bool tls() const { return !options_.tls_cert.empty(); }
 
  private:
@@ -85,6 +94,7 @@ class HttpServer {
   std::unique_ptr<httplib::Server> server_;
   std::thread thread_;
   int port_ = 0;
+  bool serves_ui_ = false;
 };
 
 }  // namespace apollo::orchestrator::http

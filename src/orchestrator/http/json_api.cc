@@ -92,12 +92,6 @@ pb::util::JsonPrintOptions PrintOptions() {
   return o;
 }
 
-std::string ToJson(const pb::Message& m) {
-  std::string out;
-  if (!pb::util::MessageToJsonString(m, &out, PrintOptions()).ok()) return "{}";
-  return out;
-}
-
 template <typename T>
 bool ParseNumber(const std::string& s, T* out) {
   auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), *out);
@@ -132,6 +126,12 @@ ApiResponse Rejected(const apollo::v1::SubmitTasksResponse& resp) {
 }
 
 }  // namespace
+
+std::string MessageJson(const pb::Message& m) {
+  std::string out;
+  if (!pb::util::MessageToJsonString(m, &out, PrintOptions()).ok()) return "{}";
+  return out;
+}
 
 const std::vector<Route>& JsonApiRoutes() {
   static const std::vector<Route> routes = MakeRoutes();
@@ -356,9 +356,9 @@ ApiResponse JsonApi::Call(const Route& route, const std::map<std::string, std::s
     const auto& submitted = static_cast<const apollo::v1::SubmitTasksResponse&>(*response);
     if (submitted.errors_size() > 0) return Rejected(submitted);
     const auto& sreq = static_cast<const apollo::v1::SubmitTasksRequest&>(*request);
-    return {sreq.dry_run() ? 200 : 201, ToJson(*response)};
+    return {sreq.dry_run() ? 200 : 201, MessageJson(*response)};
   }
-  return {200, ToJson(*response)};
+  return {200, MessageJson(*response)};
 }
 
 }  // namespace apollo::orchestrator::http

@@ -88,6 +88,8 @@ ApiResponse ErrorResponse(StatusCode code, const std::string& message);
 // j as text; invalid UTF-8 (from a task file, a store row) becomes U+FFFD
 // instead of an exception.
 std::string Dump(const nlohmann::json& j);
+// `m` in the API's JSON (the mapping above), on one line.
+std::string MessageJson(const google::protobuf::Message& m);
 
 // Serves the JSON API with `stub`; `deadline` bounds each call.
 class JsonApi {

@@ -173,6 +173,20 @@ json OpenApiDocument() {
   paths["/metrics"]["get"] =
       PlainGet("Prometheus text format (docs/operations.md lists the metrics)", "text/plain", true);
   paths["/api/v1/openapi.json"]["get"] = PlainGet("This document", "application/json", false);
+  AddSchema(apollo::v1::Task::descriptor(), schemas);
+  json stream = PlainGet(
+      "Task changes as Server-Sent Events (viewer): 'event: task' with a Task as data after each "
+      "change, 'event: resync' when changes were dropped (re-read the list), ': keepalive' "
+      "every few seconds; calls apollo.v1.Orchestrator/WatchTasks",
+      "text/event-stream", true);
+  stream["operationId"] = "WatchTasks";
+  stream["parameters"] =
+      json::array({{{"name", "task_id"},
+                    {"in", "query"},
+                    {"description", "only this task (its state now, then each change)"},
+                    {"schema", {{"type", "string"}}}}});
+  stream["responses"]["default"] = ErrorResponses()["default"];
+  paths["/api/v1/stream"]["get"] = std::move(stream);
   return {{"openapi", "3.0.3"},
           {"info",
            {{"title", "Apollo-11 orchestrator HTTP API"},

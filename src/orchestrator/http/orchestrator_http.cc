@@ -1,5 +1,6 @@
 #include "orchestrator/http/orchestrator_http.h"
 
+#include <algorithm>
 #include <limits>
 
 namespace apollo::orchestrator::http {
@@ -25,11 +26,16 @@ Result<std::unique_ptr<OrchestratorHttp>> OrchestratorHttp::Start(const Parts& p
   h->api_ = std::make_unique<JsonApi>(
       apollo::v1::Orchestrator::NewStub(p.grpc_server->InProcessChannel(grpc::ChannelArguments())),
       std::chrono::seconds(60));
+  // Event streams hold a worker each while open: at most half of them.
+  h->streams_ = std::make_unique<TaskStreams>(
+      apollo::v1::Orchestrator::NewStub(p.grpc_server->InProcessChannel(grpc::ChannelArguments())),
+      std::max(1, p.http.threads / 2));
   h->scraper_ =
       std::make_unique<MetricsScraper>(*p.metrics, *p.store, *p.orchestrator, p.bus, *p.clock);
   HttpServerOptions options;
   options.listen = p.http.listen;
   options.threads = p.http.threads;
+  options.ui_dir = p.http.ui_dir;
   if (p.tls.complete()) {
     options.tls_cert = p.tls.cert;
     options.tls_key = p.tls.key;
@@ -40,6 +46,7 @@ Result<std::unique_ptr<OrchestratorHttp>> OrchestratorHttp::Start(const Parts& p
   backends.metrics = [s = h->scraper_.get()] { return s->Scrape(); };
   backends.ready = [store = p.store, bus = p.bus] { return Readiness(*store, bus); };
   backends.api = h->api_.get();
+  backends.streams = h->streams_.get();
   h->server_ = std::make_unique<HttpServer>(std::move(options), std::move(backends));
   APOLLO_RETURN_IF_ERROR(h->server_->Start());
   return h;

@@ -16,6 +16,7 @@
 #include "orchestrator/access_control.h"
 #include "orchestrator/http/http_server.h"
 #include "orchestrator/http/json_api.h"
+#include "orchestrator/http/task_stream.h"
 #include "orchestrator/metrics/scrape.h"
 #include "orchestrator/orchestrator.h"
 #include "orchestrator/orchestrator_config.h"
@@ -51,11 +52,13 @@ class OrchestratorHttp {
   void Stop() { server_->Stop(); }
   int port() const { return server_->port(); }
   bool tls() const { return server_->tls(); }
+  bool serves_ui() const { return server_->serves_ui(); }
 
  private:
   OrchestratorHttp() = default;
 
   std::unique_ptr<JsonApi> api_;
+  std::unique_ptr<TaskStreams> streams_;
   std::unique_ptr<MetricsScraper> scraper_;
   std::unique_ptr<HttpServer> server_;
 };
