@@ -16,12 +16,26 @@ using internal::YamlReader;
 
 constexpr int kMaxConcurrency = 1024;
 
-const std::vector<std::string_view> kFields = {
-    "node_id",         "labels",         "groups",          "orchestrator",
-    "wal_path",        "state_dir",      "heartbeat_interval", "max_concurrency",
-    "autonomy_window", "state_sync_interval", "handlers",   "enabled_intents",
-    "exec",            "ensure_file",    "kill_grace",      "metrics_paths",
-    "reconnect",       "wal",            "tls"};
+const std::vector<std::string_view> kFields = {"node_id",
+                                               "labels",
+                                               "groups",
+                                               "orchestrator",
+                                               "wal_path",
+                                               "state_dir",
+                                               "heartbeat_interval",
+                                               "max_concurrency",
+                                               "autonomy_window",
+                                               "state_sync_interval",
+                                               "handlers",
+                                               "enabled_intents",
+                                               "exec",
+                                               "ensure_file",
+                                               "kill_grace",
+                                               "metrics_paths",
+                                               "reconnect",
+                                               "wal",
+                                               "tls",
+                                               "metrics_listen"};
 const std::vector<std::string_view> kExecFields = {"allowed_commands"};
 const std::vector<std::string_view> kEnsureFileFields = {"allowed_dirs", "allow_special_modes"};
 const std::vector<std::string_view> kTlsFields = {"cert", "key", "ca"};
@@ -131,6 +145,16 @@ bool AgentParser::Value(const Field& f) {
   }
   if (k == "reconnect") return Reconnect(v);
   if (k == "tls") return Tls(v);
+  if (k == "metrics_listen") {
+    if (v.IsScalar() && (v.Scalar().empty() || v.Scalar() == "off")) {
+      c_->metrics_listen.reset();
+      return true;
+    }
+    HostPort hp;
+    if (!internal::ReadHostPort(r_, v, k, &hp, /*allow_any_port=*/true)) return false;
+    c_->metrics_listen = hp;
+    return true;
+  }
   return Wal(v);  // the last of kFields but tls
 }
 
@@ -407,6 +431,15 @@ Status ApplyAgentOverrides(AgentConfig& config, const AgentOverrides& o) {
       problems.push_back("--orchestrator: " + hp.status().message());
     } else {
       c.orchestrator = *hp;
+    }
+  }
+  if (o.metrics_listen) {
+    if (o.metrics_listen->empty() || *o.metrics_listen == "off") {
+      c.metrics_listen.reset();
+    } else if (auto hp = ParseHostPort(*o.metrics_listen, /*allow_any_port=*/true); !hp.ok()) {
+      problems.push_back("--metrics-listen: " + hp.status().message());
+    } else {
+      c.metrics_listen = *hp;
     }
   }
   for (const std::string& name : o.enable_intents) {

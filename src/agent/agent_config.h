@@ -102,6 +102,9 @@ struct AgentConfig {
   // none). The certificate should be this node's (apollo-cli tls cert
   // create --node NODE_ID): the orchestrator refuses a Hello for any other.
   tls::TlsPaths tls;
+  // /metrics and /healthz over plain HTTP (`metrics_listen: host:port`;
+  // port 0: any). Unset (the default, or `off`): not served.
+  std::optional<HostPort> metrics_listen;
 
   friend bool operator==(const AgentConfig&, const AgentConfig&) = default;
 };
@@ -137,6 +140,7 @@ struct AgentOverrides {
   std::optional<std::string> tls_key;       // --tls-key
   std::optional<std::string> tls_ca;        // --tls-ca
   std::vector<std::string> enable_intents;  // --enable-intent NAME: added to enabled_intents
+  std::optional<std::string> metrics_listen;  // --metrics-listen host:port | off
 };
 
 // Applies `overrides` to `config`, then FinishAgentConfig. InvalidArgument

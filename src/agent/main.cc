@@ -10,6 +10,8 @@
 #include "agent/agent_config.h"
 #include "agent/executor.h"
 #include "agent/handlers/registry.h"
+#include "agent/metrics/agent_metrics.h"
+#include "agent/metrics/metrics_server.h"
 #include "agent/runtime_options.h"
 #include "agent/session.h"
 #include "agent/wal/wal.h"
@@ -143,6 +145,19 @@ int Run(const AgentConfig& config, const TestKnobs& knobs) {
   std::cerr << "edge-agent " << apollo::kVersion << " node " << config.node_id << ": " << *note
             << "; dialling " << session_options.orchestrator << (tls ? " (mutual TLS)" : "")
             << "\n";
+  std::unique_ptr<apollo::agent::MetricsServer> metrics;
+  if (runtime.metrics_listen) {
+    apollo::agent::AgentMetricsSources sources{config.node_id, wal->get(), &executor, &session};
+    metrics = std::make_unique<apollo::agent::MetricsServer>(
+        *runtime.metrics_listen, [sources] { return apollo::agent::AgentMetricsText(sources); });
+    if (apollo::Status s = metrics->Start(); !s.ok()) {
+      std::cerr << "edge-agent: " << s.message() << " (metrics_listen / --metrics-listen)\n";
+      executor.Shutdown();
+      return 1;
+    }
+    std::cerr << "edge-agent: metrics on http://" << runtime.metrics_listen->host << ":"
+              << metrics->port() << "/metrics\n";
+  }
   session.Start();
 
   sigset_t set;
@@ -152,6 +167,7 @@ int Run(const AgentConfig& config, const TestKnobs& knobs) {
   int sig = 0;
   sigwait(&set, &sig);
   std::cerr << "edge-agent: stopping; running tasks are interrupted and reported at next start\n";
+  if (metrics) metrics->Stop();
   session.Stop();
   executor.Shutdown();
   return 0;
@@ -178,6 +194,8 @@ int main(int argc, char** argv) {
   app.add_option("--orchestrator", o.orchestrator, "host:port of the orchestrator");
   app.add_option("--wal-path", o.wal_path, "write-ahead log directory");
   app.add_option("--state-dir", o.state_dir, "state directory");
+  app.add_option("--metrics-listen", o.metrics_listen,
+                 "host:port to serve /metrics and /healthz on (plain HTTP; default off)");
   app.add_option("--tls-cert", o.tls_cert,
                  "this node's certificate (PEM; apollo-cli tls cert create --node NODE_ID)");
   app.add_option("--tls-key", o.tls_key, "the private key of --tls-cert (PEM)");

@@ -27,6 +27,7 @@ struct AgentRuntimeOptions {
   // intents, the version, the log.
   SessionOptions session;
   ExecutorOptions executor;
+  std::optional<HostPort> metrics_listen;  // the /metrics endpoint; unset: off
 };
 
 AgentRuntimeOptions DeriveAgentRuntimeOptions(const AgentConfig& config);

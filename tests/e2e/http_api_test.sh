@@ -34,8 +34,18 @@ scrape() {
 start_orchestrator
 BASE="http://127.0.0.1:$HTTP_PORT"
 [ -n "$HTTP_PORT" ] || die "no 'HTTP on' line in the orchestrator's log"
-start_agent worker-1 --label role=worker
+start_agent worker-1 --label role=worker --metrics-listen 127.0.0.1:0
 wait_until 20 "worker-1 connected" node_connected worker-1
+agent_metrics_port() { grep -oE 'metrics on http://127.0.0.1:[0-9]+' "$E2E_DIR/worker-1.log" | tail -n 1 | sed 's/.*://'; }
+agent_serves_metrics() { [ -n "$(agent_metrics_port)" ]; }
+wait_until 10 "worker-1 serves its metrics" agent_serves_metrics
+AGENT_METRICS="http://127.0.0.1:$(agent_metrics_port)"
+agent_scrape() {
+  curl -sS --max-time 5 "$AGENT_METRICS/metrics" >"$1" || fail "agent /metrics: $(cat "$1")"
+  promtool check metrics <"$1" >"$E2E_DIR/promtool-agent.out" 2>&1 ||
+    fail "promtool check metrics (agent): $(cat "$E2E_DIR/promtool-agent.out")"
+}
+agent_scrape "$E2E_DIR/agent-before.prom"
 
 # 1. Health and readiness.
 [ "$(req GET /healthz)" = ok ] && [ "$(status)" = 200 ] || fail "/healthz: $(status)"
@@ -92,6 +102,21 @@ EOF
 grep -q '^apollo_bus_pending_events{partition="0"} ' "$E2E_DIR/after.prom" || fail "no bus lag per partition"
 check_pass "/metrics moves as 3 tasks flow (tasks by state, transitions, latencies); promtool check metrics passes"
 
+# 2b. The agent's own /metrics (--metrics-listen) moves too.
+agent_scrape "$E2E_DIR/agent-after.prom"
+while read -r s want; do
+  b=$(sample "$E2E_DIR/agent-before.prom" "$s") a=$(sample "$E2E_DIR/agent-after.prom" "$s")
+  awk -v a="$a" -v b="$b" -v w="$want" 'BEGIN { exit !(a >= b + w) }' || fail "agent $s: $b -> $a, want +$want or more"
+done <<'EOF'
+apollo_agent_wal_records_total 6
+apollo_agent_wal_fsync_seconds_count 1
+apollo_agent_wal_fsync_seconds_bucket{le="+Inf"} 1
+EOF
+[ "$(sample "$E2E_DIR/agent-after.prom" apollo_agent_connected)" = 1 ] || fail "agent not connected per its metrics"
+[ "$(sample "$E2E_DIR/agent-after.prom" apollo_agent_conservative_mode)" = 0 ] || fail "agent conservative per its metrics"
+[ "$(curl -sS --max-time 5 "$AGENT_METRICS/healthz")" = ok ] || fail "agent /healthz"
+check_pass "the agent's /metrics moves (WAL records, fsync histogram; connected, not conservative); promtool passes"
+
 # 3. Reads mirror the gRPC API (the CLI reads the same handlers).
 body=$(req GET '/api/v1/tasks?status=SUCCEEDED&limit=2')
 [ "$(status)" = 200 ] && [ "$(jq '.tasks | length' <<<"$body")" = 2 ] || fail "list page: $body"
@@ -116,6 +141,9 @@ write_task "$E2E_DIR/long.yaml" http-long sleep "{type: nodes, nodes: [worker-1]
 req POST /api/v1/tasks -H 'Content-Type: application/yaml' --data-binary @"$E2E_DIR/long.yaml" >/dev/null
 [ "$(status)" = 201 ] || fail "submit http-long: $(status)"
 wait_until 20 "http-long RUNNING" node_status_is http-long worker-1 RUNNING
+agent_scrape "$E2E_DIR/agent-running.prom"
+[ "$(sample "$E2E_DIR/agent-running.prom" apollo_agent_running_handlers)" = 1 ] ||
+  fail "agent running handlers while http-long runs: $(grep running_handlers "$E2E_DIR/agent-running.prom")"
 body=$(req POST /api/v1/tasks/http-long/cancel -H 'Content-Type: application/json' -d '{"reason": "http test"}')
 [ "$(status)" = 200 ] || fail "cancel: $(status) $body"
 wait_until 20 "http-long CANCELLED" task_status_is http-long CANCELLED

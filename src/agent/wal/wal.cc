@@ -344,6 +344,10 @@ uint64_t Wal::LeadCommit(bool closing) {
       stats_.records += b.records;
       stats_.bytes += b.data.size();
       ++stats_.syncs;
+      const double secs = std::chrono::duration<double>(last_sync_time_).count();
+      stats_.sync_seconds += secs;
+      ++stats_.sync_buckets[std::lower_bound(kWalSyncBuckets.begin(), kWalSyncBuckets.end(), secs) -
+                            kWalSyncBuckets.begin()];
       next = b.id << kBatchShift;
     } else if (!s.ok()) {
       if (failed_.ok()) {

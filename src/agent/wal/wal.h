@@ -33,6 +33,7 @@
 // "<dir>/LOCK" (released by Close, or by the kernel when the process dies)
 // and fails with FailedPrecondition while another Wal holds it.
 
+#include <array>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -74,11 +75,19 @@ struct WalOptions {
   std::string node_id;
 };
 
+// Upper bounds, in seconds, of WalStats' fdatasync duration buckets.
+inline constexpr std::array<double, 12> kWalSyncBuckets = {
+    0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1.0};
+
 struct WalStats {
   uint64_t records = 0;   // records appended since Open (segment headers excluded)
   uint64_t bytes = 0;     // bytes written since Open
   uint64_t syncs = 0;     // fdatasync calls since Open (group commits)
   uint64_t segments = 0;  // live segment files
+  // The batches' fdatasyncs by duration: sync_buckets[i] counts those up to
+  // kWalSyncBuckets[i] (and above the bound before); the last, the rest.
+  std::array<uint64_t, kWalSyncBuckets.size() + 1> sync_buckets{};
+  double sync_seconds = 0;  // time spent in them
 };
 
 class Wal final {

@@ -44,6 +44,12 @@ TEST(WalGroupCommit, LoneAppenderSyncsEachRecordItself) {
     EXPECT_EQ(wal->stats().syncs, static_cast<uint64_t>(i + 1));  // durable on return
   }
   EXPECT_EQ(wal->stats().records, 20u);
+  // Every sync is in exactly one duration bucket, and their time adds up.
+  WalStats s = wal->stats();
+  uint64_t bucketed = 0;
+  for (uint64_t n : s.sync_buckets) bucketed += n;
+  EXPECT_EQ(bucketed, s.syncs);
+  EXPECT_GT(s.sync_seconds, 0.0);
 }
 
 TEST(WalGroupCommit, ManyAppendersGetDistinctOrderedDurableSeqs) {

@@ -2,6 +2,7 @@
 
 #include <prometheus/text_serializer.h>
 
+#include "core/metric_families.h"
 #include "core/version.h"
 
 namespace apollo::orchestrator {
@@ -12,37 +13,7 @@ using prometheus::MetricFamily;
 using prometheus::MetricType;
 using Labels = std::vector<ClientMetric::Label>;
 
-// The families read at scrape time, in the order they are written.
-class Families {
- public:
-  MetricFamily& Family(const std::string& name, MetricType type, const std::string& help) {
-    out_.push_back(MetricFamily{name, help, type, {}});
-    return out_.back();
-  }
-  // One sample of the family just made.
-  void Add(double value, Labels labels = {}) {
-    ClientMetric m;
-    m.label = std::move(labels);
-    if (out_.back().type == MetricType::Counter) {
-      m.counter.value = value;
-    } else {
-      m.gauge.value = value;
-    }
-    out_.back().metric.push_back(std::move(m));
-  }
-  void Gauge(const std::string& name, const std::string& help, double value) {
-    Family(name, MetricType::Gauge, help);
-    Add(value);
-  }
-  void Counter(const std::string& name, const std::string& help, double value) {
-    Family(name, MetricType::Counter, help);
-    Add(value);
-  }
-  std::vector<MetricFamily>& families() { return out_; }
-
- private:
-  std::vector<MetricFamily> out_;
-};
+using Families = MetricFamilies;
 
 double Seconds(Duration d) { return std::chrono::duration<double>(d).count(); }
 
