@@ -32,12 +32,12 @@ function Bus({ bus }: { bus: BusStatusResponse }) {
         <table>
           <thead>
             <tr>
-              <th scope="col">Partition</th>
-              <th scope="col">Published</th>
-              <th scope="col">Applied</th>
-              <th scope="col">Pending</th>
-              <th scope="col">Oldest pending</th>
-              <th scope="col">Dead-lettered</th>
+              <th scope="col" class="num">Partition</th>
+              <th scope="col" class="num">Published</th>
+              <th scope="col" class="num">Applied</th>
+              <th scope="col" class="num">Pending</th>
+              <th scope="col" class="num">Oldest pending</th>
+              <th scope="col" class="num">Dead-lettered</th>
             </tr>
           </thead>
           <tbody>
@@ -84,8 +84,8 @@ function Intents({ it }: { it: ListIntentsResponse }) {
             <tr>
               <th scope="col">Intent</th>
               <th scope="col">Breaker</th>
-              <th scope="col">Consecutive failures</th>
-              <th scope="col">Times opened</th>
+              <th scope="col" class="num">Consecutive failures</th>
+              <th scope="col" class="num">Times opened</th>
               <th scope="col">Opened at</th>
             </tr>
           </thead>

@@ -96,12 +96,12 @@ export function DeadLettersPage() {
         <table data-testid="dead-letters">
           <thead>
             <tr>
-              <th scope="col">Id</th>
+              <th scope="col" class="num">Id</th>
               <th scope="col">Parked</th>
               <th scope="col">Task</th>
               <th scope="col">Node</th>
               <th scope="col">Event</th>
-              <th scope="col">Deliveries</th>
+              <th scope="col" class="num">Deliveries</th>
               <th scope="col">Reason</th>
               <th scope="col">Actions</th>
             </tr>

@@ -47,7 +47,7 @@ export function NodesPage() {
               <th scope="col">Liveness</th>
               <th scope="col">Connected</th>
               <th scope="col">Mode</th>
-              <th scope="col">Running</th>
+              <th scope="col" class="num">Running</th>
               <th scope="col">Last heartbeat</th>
               <th scope="col">Labels</th>
               <th scope="col">Groups</th>

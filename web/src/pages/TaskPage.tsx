@@ -95,8 +95,8 @@ function NodeRows({ rows }: { rows: NodeTask[] }) {
         <tr>
           <th scope="col">Node</th>
           <th scope="col">State</th>
-          <th scope="col">Attempt</th>
-          <th scope="col">Retries</th>
+          <th scope="col" class="num">Attempt</th>
+          <th scope="col" class="num">Retries</th>
           <th scope="col">Blocked reason</th>
           <th scope="col">Last error</th>
           <th scope="col">Updated</th>
