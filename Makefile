@@ -14,7 +14,8 @@ CTEST_ARGS  ?=
 FUZZ_SECONDS ?= 60
 
 .PHONY: deps build build-test test test-release test-asan asan-run demo bench bench-wal bench-store schema \
-        bench-bus bench-compare bench-retention fuzz chaos format lint clean package install
+        bench-bus bench-compare bench-retention fuzz chaos format lint clean package install \
+        ui test-ui screenshots
 
 deps:
 	@bash scripts/setup-deps.sh
@@ -74,6 +75,16 @@ asan-run:
 
 demo: build
 	@bash scripts/demo.sh
+
+# The web dashboard (web/README.md), built into web/dist, which the orchestrator
+# serves at /. Its browser tests and screenshots (docs/screenshots/) drive
+# Debian's chromium against real daemons from bin/ (or APOLLO_BIN=DIR: no build).
+ui: deps
+	cd web && PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 npm ci --no-audit --no-fund && npm run build
+test-ui: $(if $(APOLLO_BIN),,build) ui
+	cd web && APOLLO_BIN=$(or $(APOLLO_BIN),$(ROOT)/bin) npm test
+screenshots: $(if $(APOLLO_BIN),,build) ui
+	cd web && APOLLO_BIN=$(or $(APOLLO_BIN),$(ROOT)/bin) npm run screenshots
 
 # Release artefacts (docs/operations.md): apollo-orchestrator, apollo-edge-agent and
 # apollo-cli .debs (systemd units, /etc/apollo configs) and the release tarball

@@ -23,6 +23,8 @@ PACKAGES=(
   procps iproute2 nftables psmisc jq python3
   # HTTP tests: curl, and promtool (package prometheus) to check /metrics
   curl prometheus
+  # the dashboard's browser tests (web/): Playwright drives Debian's chromium
+  chromium
   # packaging (make package): dpkg-deb, dpkg-shlibdeps; systemd-analyze verify
   dpkg-dev systemd
 )
