@@ -26,7 +26,7 @@ export default defineConfig({
   reporter: [['list']],
   outputDir: 'test-results',
   projects: [
-    { name: 'dashboard', testMatch: /(dashboard|sse)\.spec\.ts/, use },
+    { name: 'dashboard', testMatch: /(dashboard|sse|acl)\.spec\.ts/, use },
     { name: 'screenshots', testMatch: /screenshots\.spec\.ts/, use },
   ],
 });

@@ -4,7 +4,8 @@
 // pages poll instead (every kPollMs), so they stay live either way.
 //
 // Events: `task` (data: one Task JSON, as GET /api/v1/tasks/{id} answers),
-// `resync` (data: {}; changes were dropped, refetch), `: keepalive`
+// `resync` (data: {}; changes were dropped, refetch), `error` (data: the
+// API's {"error": {...}}; the stream ends after it), `: keepalive`
 // comments. A (re)connect is a resync too: changes made while we were away
 // were not seen.
 
@@ -165,13 +166,17 @@ export class LiveFeed {
       });
       const type = resp.headers.get('Content-Type') ?? '';
       if (!resp.ok || !resp.body || !type.startsWith('text/event-stream')) {
-        throw new Error(resp.ok ? `not an event stream (${type || 'no type'})` : `HTTP ${resp.status}`);
+        throw new Error(resp.ok ? `not an event stream (${type || 'no type'})` : `HTTP ${resp.status}${await ErrorSuffix(resp)}`);
       }
       alive();
       this.backoff = kMinBackoffMs;
       this.SetMode('live');
       this.Refresh();
-      const parser = new SseParser((e) => this.Dispatch(e), alive);
+      let failure = '';
+      const parser = new SseParser((e) => {
+        if (e.event === 'error') failure = `: ${ErrorMessage(e.data)}`;
+        else this.Dispatch(e);
+      }, alive);
       const reader = resp.body.pipeThrough(new TextDecoderStream()).getReader();
       for (;;) {
         const { done, value } = await reader.read();
@@ -179,7 +184,7 @@ export class LiveFeed {
         alive();
         parser.Push(value);
       }
-      throw new Error('the stream ended');
+      throw new Error(`the stream ended${failure}`);
     } catch (e) {
       if (this.stopped || (abort !== this.abort)) return;
       this.SetMode('polling', String(e instanceof Error ? e.message : e));
@@ -206,5 +211,25 @@ export class LiveFeed {
       return;
     }
     for (const l of this.listeners) l.onTask?.(task);
+  }
+}
+
+// "CODE: message" of the API's {"error": {...}} JSON, else the text.
+function ErrorMessage(text: string): string {
+  try {
+    const e = (JSON.parse(text) as { error?: { code?: string; message?: string } }).error;
+    if (e?.message) return `${e.code ?? ''}: ${e.message}`;
+  } catch {
+    // Not JSON: shown as it is.
+  }
+  return text.slice(0, 200);
+}
+
+async function ErrorSuffix(resp: Response): Promise<string> {
+  try {
+    const text = await resp.text();
+    return text ? ` ${ErrorMessage(text)}` : '';
+  } catch {
+    return '';
   }
 }

@@ -38,6 +38,8 @@ export interface Cluster {
   uiUrl: string; // where the dashboard is served
   uiServedBy: 'orchestrator' | 'proxy';
   hasStream: boolean; // GET /api/v1/stream answers text/event-stream
+  // apollo-cli against this orchestrator; its stdout.
+  Cli(args: string[], token?: string): string;
   Stop(keep: boolean): Promise<void>;
 }
 
@@ -60,7 +62,7 @@ async function WaitFor<T>(what: string, seconds: number, f: () => Promise<T | un
 
 function BinDir(): string {
   const bin = process.env.APOLLO_BIN ?? path.join(kRepoDir, 'bin');
-  for (const b of ['orchestrator', 'edge-agent']) {
+  for (const b of ['orchestrator', 'edge-agent', 'apollo-cli']) {
     if (!existsSync(path.join(bin, b))) {
       throw new Error(`${path.join(bin, b)} is missing: build first (make build), or set APOLLO_BIN to a dir with the binaries`);
     }
@@ -140,7 +142,14 @@ async function Json(url: string): Promise<unknown> {
   }
 }
 
-export async function StartCluster(): Promise<Cluster> {
+export interface ClusterOptions {
+  agents?: AgentSpec[]; // default kAgents
+  acl?: boolean; // --acl: operator tokens required (Cluster.Cli makes them)
+  seedDeadLetters?: boolean; // default true
+}
+
+export async function StartCluster(opts: ClusterOptions = {}): Promise<Cluster> {
+  const agents = opts.agents ?? kAgents;
   const bin = BinDir();
   if (!existsSync(path.join(kDistDir, 'index.html'))) {
     throw new Error(`${kDistDir}/index.html is missing: build the dashboard first (cd web && npm run build, or make ui)`);
@@ -168,9 +177,11 @@ export async function StartCluster(): Promise<Cluster> {
     // Two dead letters parked in the store before the orchestrator starts
     // (as tests/e2e/dlq_test.sh does): an event of the unknown task
     // late-task on ghost-node, and a malformed one.
-    const tool = path.join(bin, 'apollo-e2e-tool');
-    if (!existsSync(tool)) throw new Error(`${tool} is missing (make build builds it): the dead-letter test needs it`);
-    execFileSync(tool, ['seed-dlq', `sqlite://${db}`], { stdio: ['ignore', 'pipe', 'inherit'] });
+    if (opts.seedDeadLetters ?? true) {
+      const tool = path.join(bin, 'apollo-e2e-tool');
+      if (!existsSync(tool)) throw new Error(`${tool} is missing (make build builds it): the dead-letter test needs it`);
+      execFileSync(tool, ['seed-dlq', `sqlite://${db}`], { stdio: ['ignore', 'pipe', 'inherit'] });
+    }
 
     const serve = process.env.APOLLO_UI_SERVE ?? 'auto';
     const uiFlag = HasUiDirFlag(bin);
@@ -181,6 +192,7 @@ export async function StartCluster(): Promise<Cluster> {
       '--listen', '127.0.0.1:0',
       '--store', `sqlite://${db}`,
       '--http-listen', '127.0.0.1:0',
+      ...(opts.acl ? ['--acl'] : []),
       ...(byOrchestrator ? ['--http-ui-dir', kDistDir] : []),
     ]);
     const [grpcPort, httpPort] = await WaitFor('the orchestrator to listen', 20, () => {
@@ -200,7 +212,7 @@ export async function StartCluster(): Promise<Cluster> {
         'enabled_intents: [collect_metrics, ensure_file, exec, noop, sleep]\n' +
         'ensure_file: {allowed_dirs: [/tmp]}\n',
     );
-    for (const a of kAgents) {
+    for (const a of agents) {
       run(a.node, path.join(bin, 'edge-agent'), [
         '--node-id', a.node,
         '--orchestrator', `127.0.0.1:${grpcPort}`,
@@ -209,11 +221,19 @@ export async function StartCluster(): Promise<Cluster> {
         ...a.labels.flatMap((l) => ['--label', l]),
       ]);
     }
-    await WaitFor('every agent connected', 30, async () => {
-      const r = (await Json(`${httpUrl}/api/v1/nodes`)) as { nodes: { node_id: string; connected: boolean }[] } | undefined;
-      const up = new Set((r?.nodes ?? []).filter((n) => n.connected).map((n) => n.node_id));
-      return kAgents.every((a) => up.has(a.node)) ? true : undefined;
-    }, log);
+    const cli = (args: string[], token?: string) =>
+      execFileSync(path.join(bin, 'apollo-cli'), ['--server', `127.0.0.1:${grpcPort}`, ...args], {
+        encoding: 'utf8',
+        env: { ...process.env, APOLLO_TOKEN: token ?? '' },
+        timeout: 20_000,
+      });
+    if (agents.length > 0) {
+      await WaitFor('every agent connected', 30, async () => {
+        const r = (await Json(`${httpUrl}/api/v1/nodes`)) as { nodes: { node_id: string; connected: boolean }[] } | undefined;
+        const up = new Set((r?.nodes ?? []).filter((n) => n.connected).map((n) => n.node_id));
+        return agents.every((a) => up.has(a.node)) ? true : undefined;
+      }, log);
+    }
 
     let uiUrl = httpUrl;
     if (!byOrchestrator) {
@@ -224,13 +244,15 @@ export async function StartCluster(): Promise<Cluster> {
       const html = await fetch(`${uiUrl}/`).then((r) => r.text());
       if (!html.includes('id="app"')) throw new Error(`the orchestrator does not serve the dashboard at /: ${html.slice(0, 200)}`);
     }
-    const hasStream = await HasStream(httpUrl);
+    // Under --acl the stream answers 401 without a token: probe with none
+    // only when tokens are off (the ACL test checks the stream itself).
+    const hasStream = opts.acl ? false : await HasStream(httpUrl);
     console.log(
       `apollo-ui-test: binaries ${bin}; orchestrator HTTP ${httpUrl}; dashboard ${uiUrl} ` +
         `(served by ${byOrchestrator ? 'the orchestrator' : 'the test proxy'}); ` +
-        `live updates by ${hasStream ? 'the event stream' : 'polling (no /api/v1/stream)'}; state in ${dir}`,
+        `live updates by ${opts.acl ? '(not probed: tokens on)' : hasStream ? 'the event stream' : 'polling (no /api/v1/stream)'}; state in ${dir}`,
     );
-    return { dir, grpcPort, httpUrl, uiUrl, uiServedBy: byOrchestrator ? 'orchestrator' : 'proxy', hasStream, Stop: stop };
+    return { dir, grpcPort, httpUrl, uiUrl, uiServedBy: byOrchestrator ? 'orchestrator' : 'proxy', hasStream, Cli: cli, Stop: stop };
   } catch (e) {
     await stop(true);
     throw e;

@@ -69,6 +69,6 @@ export async function ExpectFeedMode(page: Page): Promise<void> {
     await expect(feed).toHaveAttribute('data-mode', 'live');
   } else {
     await expect(feed).toHaveAttribute('data-mode', 'polling');
-    await expect(feed).toHaveAttribute('title', /unavailable \(HTTP 404\)/);
+    await expect(feed).toHaveAttribute('title', /unavailable \(HTTP 404/);
   }
 }
