@@ -58,7 +58,7 @@ function TokenField({ onChange }: { onChange: () => void }) {
         🔑 {has ? 'token set' : 'no token'}
       </button>
       {open && (
-        <form class="token-form" onSubmit={save}>
+        <form class="token-form" onSubmit={save} onKeyDown={(e) => e.key === 'Escape' && setOpen(false)}>
           <label>
             Access token (sent as <code>Authorization: Bearer</code>, kept in this browser)
             <input

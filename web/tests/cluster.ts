@@ -250,7 +250,7 @@ export async function StartCluster(opts: ClusterOptions = {}): Promise<Cluster> 
     console.log(
       `apollo-ui-test: binaries ${bin}; orchestrator HTTP ${httpUrl}; dashboard ${uiUrl} ` +
         `(served by ${byOrchestrator ? 'the orchestrator' : 'the test proxy'}); ` +
-        `live updates by ${opts.acl ? '(not probed: tokens on)' : hasStream ? 'the event stream' : 'polling (no /api/v1/stream)'}; state in ${dir}`,
+        `live updates: ${opts.acl ? 'not probed (tokens on)' : hasStream ? 'the event stream' : 'polling (no /api/v1/stream)'}; state in ${dir}`,
     );
     return { dir, grpcPort, httpUrl, uiUrl, uiServedBy: byOrchestrator ? 'orchestrator' : 'proxy', hasStream, Cli: cli, Stop: stop };
   } catch (e) {

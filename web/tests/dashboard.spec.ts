@@ -203,3 +203,45 @@ test('nodes, alerts, bus and intents pages show the running system', async ({ pa
   await expect(page.getByRole('heading', { name: 'Alerts' })).toBeVisible();
   await expect(page.locator('[data-testid="alerts"], .empty')).toBeVisible();
 });
+
+test("an intent that keeps failing opens its breaker: alert, OPEN breaker, a held task's blocked_reason", async ({ page }) => {
+  // The default breaker opens after 5 consecutive failures of an intent and
+  // lets one task through after 30 s: the checks below fit in that window.
+  // Batches of 5 failing tasks until it is OPEN (seen once: 5 failures in a
+  // row counted as 4, reported to the orchestrator's side), at most 3.
+  const api = process.env.APOLLO_HTTP_URL;
+  const breaker = async () =>
+    ((await (await fetch(`${api}/api/v1/intents`)).json()) as { intents: { intent: string; breaker: string }[] }).intents.find(
+      (i) => i.intent === 'exec',
+    )?.breaker;
+  for (let batch = 1; batch <= 3 && (await breaker()) !== 'OPEN'; batch++) {
+    const ids = [1, 2, 3, 4, 5].map((i) => `exit3-${batch}-${i}`);
+    const failing = ids.map((id) => `  - {task_id: ${id}, intent: exec, params: {argv: [sh, -c, "exit 3"]},
+     target_selector: {type: nodes, nodes: [worker-2]}, timeout: 30, retry_policy: {max_retries: 0}}`);
+    await SubmitOutOfBand(`tasks:\n${failing.join('\n')}\n`);
+    await expect
+      .poll(async () => {
+        const r = (await (await fetch(`${api}/api/v1/tasks?intent=exec&status=FAILED&limit=100`)).json()) as { tasks: { task_id: string }[] };
+        return ids.every((id) => r.tasks.some((t) => t.task_id === id));
+      })
+      .toBe(true);
+    if (batch > 1) console.log(`breaker test: exec needed batch ${batch} of 5 failures to open`);
+  }
+  await page.goto(UiUrl('#/bus'));
+  await expect(page.getByTestId('intents').locator('tr[data-intent="exec"] .badge')).toHaveText('OPEN');
+  await expect(page.getByTestId('intents').locator('tr[data-intent="exec"] td').nth(3)).toHaveText('1');
+
+  await SubmitOutOfBand('task_id: held-by-breaker\nintent: exec\nparams: {argv: ["true"]}\ntarget_selector: {type: nodes, nodes: [worker-2]}\ntimeout: 30\n');
+  await page.goto(UiUrl('#/tasks/held-by-breaker'));
+  await expect(page.getByTestId('blocked')).toContainText('worker-2 is blocked: circuit_open exec');
+  await expect(page.getByTestId('blocked')).toContainText('circuit breaker of intent exec is open');
+
+  await page.getByRole('navigation').getByRole('link', { name: 'Alerts' }).click();
+  await page.getByLabel('Kind').fill('circuit_open');
+  await page.getByRole('button', { name: 'Apply' }).click();
+  const row = page.getByTestId('alerts').locator('tbody tr');
+  await expect(row).toHaveCount(1);
+  await expect(row).toContainText('circuit_open');
+  await expect(row).toContainText('worker-2');
+  await expect(row.getByRole('link')).toHaveText(/^exit3-\d-\d$/);
+});

@@ -1,51 +1,74 @@
 // Alerts, newest first, filtered by kind and node on the server. The API
-// pages oldest first (after_id), so the page walks to the end (up to
-// kMaxAlerts) and shows the newest.
+// pages oldest first (after_id) and alerts are only appended, so the page
+// reads forward from the last id it has seen: a first visit walks the table
+// (kPagesPerPoll pages per refresh, saying so until it is through), later
+// refreshes fetch only the new ones. The newest kKept are kept.
 
-import { useState } from 'preact/hooks';
+import { useRef, useState } from 'preact/hooks';
 import { Api } from '../api';
 import { Empty, ErrorBox, Loading, StateBadge, When } from '../components/common';
 import { usePolling } from '../hooks';
 import { TaskHref } from '../router';
 import type { Alert, ListAlertsResponse } from '../types';
 
-const kMaxAlerts = 5000;
+const kKept = 2000;
 const kShown = 200;
+const kPageSize = 500;
+const kPagesPerPoll = 20;
 const kRefreshMs = 5000;
 
+interface Seen {
+  filters: string;
+  after: string; // the last id examined
+  alerts: Alert[]; // oldest first
+  total: number; // every alert read, kept or not
+  caughtUp: boolean;
+}
+
 export function AlertsPage() {
-  const [alerts, setAlerts] = useState<Alert[] | null>(null);
-  const [capped, setCapped] = useState(false);
+  const [seen, setSeen] = useState<Seen | null>(null);
   const [error, setError] = useState<unknown>(null);
   const [kind, setKind] = useState('');
   const [node, setNode] = useState('');
+  const busy = useRef(false);
+  const filters = `${kind}|${node}`;
 
   const refresh = usePolling(
     async () => {
+      if (busy.current) return;
+      busy.current = true;
       try {
-        const all: Alert[] = [];
-        let after = '0';
-        for (;;) {
+        const prev = seen && seen.filters === filters ? seen : { filters, after: '0', alerts: [], total: 0, caughtUp: false };
+        let { after, alerts, total } = prev;
+        let caughtUp = false;
+        for (let i = 0; i < kPagesPerPoll; i++) {
           const r = await Api<ListAlertsResponse>('api/v1/alerts', {
-            query: { after_id: after, limit: 500, kind, node_id: node },
+            query: { after_id: after, limit: kPageSize, kind, node_id: node },
           });
-          all.push(...r.alerts);
-          if (!r.more || all.length >= kMaxAlerts || r.next_after_id === after) {
-            setCapped(r.more);
+          alerts = alerts.concat(r.alerts).slice(-kKept);
+          total += r.alerts.length;
+          const next = r.next_after_id && r.next_after_id !== '0' ? r.next_after_id : after;
+          if (!r.more || next === after) {
+            caughtUp = true;
+            after = next;
             break;
           }
-          after = r.next_after_id;
+          after = next;
         }
-        setAlerts(all.reverse());
+        setSeen({ filters, after, alerts, total, caughtUp });
         setError(null);
       } catch (e) {
         setError(e);
+      } finally {
+        busy.current = false;
       }
     },
     kRefreshMs,
-    [kind, node],
+    [filters],
   );
 
+  const current = seen && seen.filters === filters ? seen : null;
+  const alerts = current ? current.alerts.slice().reverse() : null;
   return (
     <main>
       <h1>Alerts</h1>
@@ -74,8 +97,8 @@ export function AlertsPage() {
       {alerts && alerts.length > 0 && (
         <>
           <p class="summary">
-            {alerts.length}
-            {capped ? '+' : ''} alert(s), newest first{alerts.length > kShown ? `; the newest ${kShown} shown` : ''}.
+            {current!.total} alert(s){current!.caughtUp ? '' : ' so far (still reading: newer ones follow)'}, newest first
+            {alerts.length > kShown ? `; the newest ${kShown} shown` : ''}.
           </p>
           <table data-testid="alerts">
             <thead>

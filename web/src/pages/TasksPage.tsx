@@ -9,6 +9,7 @@ import { useFeed } from '../hooks';
 import { TaskHref } from '../router';
 import { kStateOrder } from '../states';
 import type { ListTasksResponse, Task } from '../types';
+import { LocalTime } from '../time';
 
 const kPageSize = 50;
 
@@ -237,7 +238,7 @@ export function TasksPage({ query }: { query: URLSearchParams }) {
         <span class="muted">
           page {tokens.length}
           {page ? `, ${page.tasks.length} task(s)` : ''}
-          {updated ? ` · updated ${new Date(updated).toLocaleTimeString()}` : ''}
+          {updated ? ` · updated ${LocalTime(updated * 1000).slice(11)}` : ''}
         </span>
         <button
           type="button"
