@@ -11,7 +11,7 @@ test('submit a 3-task DAG from the UI and watch every node go green live, withou
   await page.goto(UiUrl('#/submit'));
   await MarkPage(page);
   await ExpectFeedMode(page);
-  await page.getByTestId('task-file').fill(Dag3('ui-dag', 2));
+  await page.getByTestId('task-file').fill(Dag3('ui-dag', 3));
   await page.getByRole('button', { name: 'Dry run' }).click();
   await expect(page.getByTestId('submit-result')).toContainText('Dry run: the file is valid');
   await page.getByRole('button', { name: 'Submit', exact: true }).click();
@@ -20,23 +20,27 @@ test('submit a 3-task DAG from the UI and watch every node go green live, withou
   await expect(result.getByRole('link')).toHaveText(['ui-dag-a', 'ui-dag-b', 'ui-dag-c']);
 
   // The task list (the landing page, reached by the nav link: no reload)
-  // shows the three and follows them to SUCCEEDED as they commit; b sleeps
-  // 2 s, so it is seen RUNNING first.
+  // follows them as they commit; b sleeps 3 s, so it is seen RUNNING.
   await page.getByRole('navigation').getByRole('link', { name: 'Tasks' }).click();
   const row = (id: string) => page.locator(`tr[data-task-id="${id}"] .badge`);
-  await expect(row('ui-dag-b')).toHaveText(/PENDING|DISPATCHED|RUNNING/);
+  await expect(row('ui-dag-a')).toHaveText('SUCCEEDED');
   await expect(row('ui-dag-b')).toHaveText('RUNNING');
   await expect(row('ui-dag-c')).toHaveText('PENDING');
-  for (const id of ['ui-dag-a', 'ui-dag-b', 'ui-dag-c']) await expect(row(id)).toHaveText('SUCCEEDED');
 
-  // The DAG of the last task: every node green.
+  // The DAG of the last task, opened while b runs: b and c turn green live.
   await page.getByRole('link', { name: 'ui-dag-c', exact: true }).click();
   const dag = page.getByTestId('dag');
+  await expect(dag.locator('[data-task-id="ui-dag-c"]')).toHaveAttribute('data-state', 'PENDING');
+  await expect(page.getByTestId('waiting-deps')).toContainText('ui-dag-b');
   for (const id of ['ui-dag-a', 'ui-dag-b', 'ui-dag-c']) {
     const node = dag.locator(`[data-task-id="${id}"]`);
     await expect(node).toHaveAttribute('data-state', 'SUCCEEDED');
     await expect(node.locator('rect')).toHaveCSS('fill', Rgb('SUCCEEDED'));
   }
+  // c runs on zone=a: worker-1 and db-1, one row each.
+  await expect(page.getByTestId('timeline').locator('li[data-to="SUCCEEDED"]')).toHaveCount(2);
+  await page.getByRole('navigation').getByRole('link', { name: 'Tasks' }).click();
+  for (const id of ['ui-dag-a', 'ui-dag-b', 'ui-dag-c']) await expect(row(id)).toHaveText('SUCCEEDED');
   await ExpectNotReloaded(page);
 });
 

@@ -82,7 +82,7 @@ export function Kv({ items }: { items: [string, ComponentChildren][] }) {
 }
 
 export function Chips({ map }: { map: Record<string, string> }) {
-  const entries = Object.entries(map ?? {});
+  const entries = Object.entries(map ?? {}).sort(([a], [b]) => a.localeCompare(b));
   if (entries.length === 0) return <span class="muted">none</span>;
   return (
     <span class="chips">
