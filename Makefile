@@ -15,7 +15,7 @@ FUZZ_SECONDS ?= 60
 
 .PHONY: deps build build-test test test-release test-asan asan-run demo bench bench-wal bench-store schema \
         bench-bus bench-compare bench-retention fuzz chaos format lint clean package install \
-        ui test-ui screenshots
+        ui test-ui screenshots demo-ui
 
 deps:
 	@bash scripts/setup-deps.sh
@@ -44,16 +44,18 @@ build-test: deps $(RELEASE_DIR)/build.ninja
 # priority beside the Release suite, which mostly waits on real processes
 # and servers (e2e, chaos): it soaks up the idle CPU without slowing the
 # tests down, and takes ~5 minutes off `make test` on 2 cores.
-test: build-test $(ASAN_DIR)/build.ninja
+test: build-test ui $(ASAN_DIR)/build.ninja
 	@( nice -n 19 cmake --build $(ASAN_DIR) -j $(JOBS) --target $(ASAN_TARGETS) \
 	     >$(ASAN_DIR)/build.log 2>&1; echo $$? >$(ASAN_DIR)/build.rc ) & asan=$$!; \
 	ctest --test-dir $(RELEASE_DIR) --output-on-failure -j $(JOBS) $(CTEST_ARGS); rel=$$?; \
+	$(MAKE) --no-print-directory test-ui APOLLO_BIN=$(ROOT)/bin; ui_rc=$$?; \
 	echo "make test: waiting for the ASan build (log: $(ASAN_DIR)/build.log)"; wait $$asan; \
 	if [ "$$(cat $(ASAN_DIR)/build.rc)" != 0 ]; then \
 	  tail -40 $(ASAN_DIR)/build.log; echo "make test: the ASan build failed; see $(ASAN_DIR)/build.log"; exit 1; fi; \
 	$(MAKE) --no-print-directory asan-run; asan_rc=$$?; \
 	[ $$rel -eq 0 ] || echo "make test: the Release suite FAILED (see above)"; \
-	[ $$rel -eq 0 ] && [ $$asan_rc -eq 0 ]
+	[ $$ui_rc -eq 0 ] || echo "make test: the dashboard's browser tests FAILED (see above)"; \
+	[ $$rel -eq 0 ] && [ $$asan_rc -eq 0 ] && [ $$ui_rc -eq 0 ]
 
 test-release: build-test
 	ctest --test-dir $(RELEASE_DIR) --output-on-failure -j $(JOBS) $(CTEST_ARGS)
@@ -73,14 +75,20 @@ asan-run:
 	  LSAN_OPTIONS=suppressions=$(ROOT)/tests/lsan.supp \
 	  ctest --test-dir $(ASAN_DIR) --output-on-failure -j $(JOBS) -L unit -LE 'postgres|nats' $(CTEST_ARGS)
 
-demo: build
+demo: build ui
 	@bash scripts/demo.sh
+
+# The same, then keeps the system (and the dashboard) up until Ctrl-C.
+demo-ui: build ui
+	@APOLLO_DEMO_KEEP=1 bash scripts/demo.sh
 
 # The web dashboard (web/README.md), built into web/dist, which the orchestrator
 # serves at /. Its browser tests and screenshots (docs/screenshots/) drive
 # Debian's chromium against real daemons from bin/ (or APOLLO_BIN=DIR: no build).
+# npm ci only when package-lock.json changed since the last install.
 ui: deps
-	cd web && PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 npm ci --no-audit --no-fund && npm run build
+	cd web && { [ node_modules/.package-lock.json -nt package-lock.json ] || \
+	  PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 npm ci --no-audit --no-fund; } && npm run build
 test-ui: $(if $(APOLLO_BIN),,build) ui
 	cd web && APOLLO_BIN=$(or $(APOLLO_BIN),$(ROOT)/bin) npm test
 screenshots: $(if $(APOLLO_BIN),,build) ui

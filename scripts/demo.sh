@@ -120,4 +120,32 @@ say "the history of the check, with the cause of every step"
 say "apollo-cli audit list   (who did what)"
 "${CLI[@]}" audit list || die "audit list failed"
 
+say "the dashboard and the metrics (HTTP, same certificate and tokens)"
+http=$(grep -oE 'HTTP on https?://[0-9.]+:[0-9]+' "$DIR/orchestrator.log" | tail -n 1)
+if [ -z "$http" ]; then
+  grep 'HTTP server is off' "$DIR/orchestrator.log" || echo "no HTTP server (see $DIR/orchestrator.log)"
+else
+  url=${http#HTTP on }
+  [ "$(curl -sS --cacert "$PKI/ca.pem" "$url/healthz")" = ok ] || die "$url/healthz did not answer"
+  page=$(curl -sS -o /dev/null -w '%{http_code}' --cacert "$PKI/ca.pem" "$url/")
+  if [ "$page" = 200 ]; then
+    echo "dashboard: $url/"
+    echo "  its certificate is signed by the demo's own CA ($PKI/ca.pem): the browser asks you to accept it;"
+    echo "  sign in with the admin token: jq -r .token $DIR/admin-token.json"
+  else
+    echo "dashboard: not built (make ui builds web/dist; make demo does it)"
+  fi
+  echo "metrics: curl --cacert $PKI/ca.pem -H \"Authorization: Bearer \$(jq -r .token $DIR/admin-token.json)\" $url/metrics"
+  curl -sS --cacert "$PKI/ca.pem" -H "Authorization: Bearer $APOLLO_TOKEN" "$url/metrics" |
+    grep -E '^apollo_(tasks|sessions_connected|nodes)' | head -n 12
+fi
+
+if [ "${APOLLO_DEMO_KEEP:-0}" = 1 ]; then
+  say "demo: ok; the system keeps running until Ctrl-C (at most 8 hours)"
+  [ -n "$http" ] && echo "dashboard: ${http#HTTP on }/"
+  trap 'echo; echo "demo: stopping"; exit 0' INT TERM
+  sleep 28800 &
+  wait $!
+  exit 0
+fi
 say "demo: ok (logs and state in $DIR; certificates in $PKI)"

@@ -145,7 +145,7 @@ inline constexpr std::string_view kDefaultHttpListen = "127.0.0.1:7080";
 struct HttpConfig {
   bool enabled = true;
   HostPort listen{"127.0.0.1", 7080};  // port 0: the kernel picks one (tests)
-  int threads = 8;                     // worker threads: connections served at once
+  int threads = 16;                    // worker threads: connections served at once
   // The dashboard's files (web/dist). Empty: `../web/dist` beside the
   // orchestrator binary's directory, if it is there.
   std::string ui_dir;

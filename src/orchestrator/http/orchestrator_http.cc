@@ -26,10 +26,11 @@ Result<std::unique_ptr<OrchestratorHttp>> OrchestratorHttp::Start(const Parts& p
   h->api_ = std::make_unique<JsonApi>(
       apollo::v1::Orchestrator::NewStub(p.grpc_server->InProcessChannel(grpc::ChannelArguments())),
       std::chrono::seconds(60));
-  // Event streams hold a worker each while open: at most half of them.
+  // Event streams hold a worker each while open: two workers stay for
+  // the other requests.
   h->streams_ = std::make_unique<TaskStreams>(
       apollo::v1::Orchestrator::NewStub(p.grpc_server->InProcessChannel(grpc::ChannelArguments())),
-      std::max(1, p.http.threads / 2));
+      std::max(1, p.http.threads - 2));
   h->scraper_ =
       std::make_unique<MetricsScraper>(*p.metrics, *p.store, *p.orchestrator, p.bus, *p.clock);
   HttpServerOptions options;

@@ -58,7 +58,7 @@ std::unique_ptr<TaskStream> TaskStreams::Open(const ApiRequest& req, ApiResponse
     if (static_cast<int>(open_.size()) >= max_streams_) {
       *error = ErrorResponse(StatusCode::kUnavailable,
                              "too many event streams: " + std::to_string(max_streams_) +
-                                 " open at once (half of http.threads); close one or raise "
+                                 " open at once (http.threads - 2); close one or raise "
                                  "http.threads");
       return nullptr;
     }
