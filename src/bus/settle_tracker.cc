@@ -104,9 +104,11 @@ void SettleTracker::CommittedAll(const std::vector<Commit>& commits) {
     // the store merges queued ones) and reports next, with its events' real
     // outcomes: sweeping them here as duplicates would lose those (an
     // applied SUCCEEDED then triggers no callback, an applied FAILED counts
-    // for no breaker).
+    // for no breaker). Below them, an event still carried by an op that
+    // has not reported (Carry) is left to that op, for the same reason.
     std::map<std::string, uint64_t> marks, own;
     for (const Commit& c : commits) {
+      UncarryLocked(c.node, c.seq);
       if (c.seq > c.acked_seq) Remember(c.node, c.seq, true);
       SettleLocked(c.node, c.seq, true, c.acked_seq, c.outcome, finished);
       uint64_t& m = marks[c.node];
@@ -125,6 +127,7 @@ void SettleTracker::DeadLettered(const std::string& node, uint64_t seq) {
   std::vector<WaiterPtr> finished;
   {
     std::lock_guard<std::mutex> lock(mu_);
+    UncarryLocked(node, seq);
     Remember(node, seq, false);
     SettleLocked(node, seq, false, 0, std::nullopt, finished);
   }
@@ -139,11 +142,31 @@ void SettleTracker::SettleUpToLocked(const std::string& node, uint64_t hwm,
   }
   auto n = by_node_.find(node);
   if (n == by_node_.end()) return;
+  auto carried = carried_.find(node);
   std::vector<uint64_t> seqs;
   for (auto it = n->second.begin(); it != n->second.end() && it->first <= hwm; ++it) {
+    // Still in an op that has not reported: that op settles it, with its outcome.
+    if (carried != carried_.end() && carried->second.count(it->first)) continue;
     if (seqs.empty() || seqs.back() != it->first) seqs.push_back(it->first);
   }
   for (uint64_t s : seqs) SettleLocked(node, s, true, hwm, store::Outcome::kDuplicate, finished);
+}
+
+void SettleTracker::Carry(const std::string& node, uint64_t seq) {
+  std::lock_guard<std::mutex> lock(mu_);
+  carried_[node].insert(seq);
+}
+
+void SettleTracker::Uncarry(const std::string& node, uint64_t seq) {
+  std::lock_guard<std::mutex> lock(mu_);
+  UncarryLocked(node, seq);
+}
+
+void SettleTracker::UncarryLocked(const std::string& node, uint64_t seq) {
+  auto c = carried_.find(node);
+  if (c == carried_.end()) return;
+  if (auto it = c->second.find(seq); it != c->second.end()) c->second.erase(it);
+  if (c->second.empty()) carried_.erase(c);
 }
 
 void SettleTracker::CommittedUpTo(const std::string& node, uint64_t hwm) {
@@ -188,6 +211,7 @@ void SettleTracker::FailAll(const Status& status) {
     }
     by_deadline_.clear();
     by_node_.clear();
+    carried_.clear();
   }
   for (WaiterPtr& w : all) w->promise.set_value(status);
 }

@@ -13,6 +13,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -46,6 +47,16 @@ class SettleTracker {
   };
   void CommittedAll(const std::vector<Commit>& commits);
   void DeadLettered(const std::string& node, uint64_t seq);
+  // The bus put event `seq` of `node` into a store op whose report
+  // (CommittedAll / DeadLettered) will name it. Until that report no mark's
+  // sweep settles it: its op may commit in the same store transaction as an
+  // op holding a HIGHER seq of the node that reports first (an agent queues
+  // two tasks' events out of seq order; partitions report independently),
+  // and sweeping it as a duplicate would lose its real outcome.
+  void Carry(const std::string& node, uint64_t seq);
+  // The op carrying `seq` ended without reporting it (to be retried in an
+  // op that Carries it again).
+  void Uncarry(const std::string& node, uint64_t seq);
   // Every waited-for event of `node` with seq <= hwm is committed (the store
   // says so): used for republished events the bus did not deliver again.
   void CommittedUpTo(const std::string& node, uint64_t hwm);
@@ -83,6 +94,9 @@ class SettleTracker {
   // Small: only events around a gap (a parked event) land here.
   std::map<std::string, std::map<uint64_t, bool>> remembered_;
   void Remember(const std::string& node, uint64_t seq, bool committed);
+  // node -> seqs in store ops not yet reported (Carry). guarded by mu_
+  std::map<std::string, std::multiset<uint64_t>> carried_;
+  void UncarryLocked(const std::string& node, uint64_t seq);
 };
 
 }  // namespace apollo::bus

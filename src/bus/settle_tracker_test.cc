@@ -49,6 +49,31 @@ TEST(SettleTrackerTest, ALaterOpCommittedInTheSameTransactionKeepsItsOutcomes) {
   EXPECT_EQ(ack->outcomes[0], Outcome::kApplied);
 }
 
+// The mirror case: a LOWER seq in an op that reports later. The agent queued
+// seq 6 (task B's FAILED) before seq 5 (task A's FAILED) and sent them in two
+// batches; the store merged both ops into one transaction, so the first
+// report (seq 6) carries mark 6. Seq 5 is still carried by its own op and must
+// keep its outcome (swept as a duplicate, the breaker missed a FAILED:
+// /tmp/brk repro, breaker CLOSED at 4 of 5).
+TEST(SettleTrackerTest, ALowerSeqCarriedByAnOpReportingLaterKeepsItsOutcome) {
+  ManualClock clock;
+  SettleTracker tracker(clock);
+  auto high = tracker.Register("n1", {6}, std::chrono::seconds(10));
+  tracker.Carry("n1", 6);
+  auto low = tracker.Register("n1", {5}, std::chrono::seconds(10));
+  tracker.Carry("n1", 5);
+  tracker.CommittedAll({{"n1", 6, 6, Outcome::kApplied}});
+  ASSERT_EQ(high.wait_for(std::chrono::seconds(0)), std::future_status::ready);
+  EXPECT_EQ(low.wait_for(std::chrono::seconds(0)), std::future_status::timeout);
+  tracker.CommittedAll({{"n1", 5, 6, Outcome::kApplied}});
+  ASSERT_EQ(low.wait_for(std::chrono::seconds(0)), std::future_status::ready);
+  Result<PublishAck> ack = low.get();
+  ASSERT_TRUE(ack.ok()) << ack.status().message();
+  EXPECT_EQ(ack->acked_seq, 6u);
+  ASSERT_EQ(ack->outcomes.size(), 1u);
+  EXPECT_EQ(ack->outcomes[0], Outcome::kApplied);
+}
+
 // What the mark is for: events the store already had (committed by an
 // earlier consumer that died before its ack) settle as duplicates.
 TEST(SettleTrackerTest, EventsBelowTheMarkNotReportedSettleAsDuplicates) {

@@ -214,6 +214,8 @@ std::future<Result<PublishAck>> EmbeddedBus::Publish(std::string node_id,
     std::lock_guard<std::mutex> lock(p.mu);
     if (route[index] < 0) route[index] = (p.queue.empty() && p.applying == 0) ? 1 : 0;
     if (!p.inflight.insert(e.event_id()).second) continue;  // already on its way
+    // Before any op can take it: whichever op applies it reports it.
+    tracker_.Carry(node_id, e.sequence_number);
     ++p.published;
     if (route[index] == 1 && healthy[i]) {
       p.direct.push_back(now);

@@ -229,6 +229,9 @@ void ConsumerWorker::Submit(std::vector<Delivery>& batch, Held& held,
   op.batch = std::move(batch);
   op.held = std::move(held);
   op.msgs = std::move(msgs);
+  // Before the op can commit: whichever op applies an event reports it,
+  // and until then no other op's mark settles it (settle_tracker.h).
+  for (const Delivery& d : op.batch) tracker_.Carry(d.event.node_id, d.event.sequence_number);
   if (!op.batch.empty()) op.pending = applier_.Begin(op.batch);
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -264,6 +267,11 @@ void ConsumerWorker::Settle(Op& op) {
     std::vector<Settled> settled = applier_.Finish(op.batch, std::move(op.pending));
     for (auto& [part, msgs] : op.held) part->Settle(msgs, settled);
     ReportSettled(tracker_, settled, [&](size_t i) -> const Event& { return op.batch[i].event; });
+    for (size_t i = 0; i < settled.size() && i < op.batch.size(); ++i) {
+      if (settled[i].disposition == Disposition::kRetry) {
+        tracker_.Uncarry(op.batch[i].event.node_id, op.batch[i].event.sequence_number);
+      }
+    }
   }
   for (natsMsg* m : op.msgs) natsMsg_Destroy(m);
 }
