@@ -97,13 +97,13 @@ screenshots: $(if $(APOLLO_BIN),,build) ui
 # Release artefacts (docs/operations.md): apollo-orchestrator, apollo-edge-agent and
 # apollo-cli .debs (systemd units, /etc/apollo configs) and the release tarball
 # (bin/, config/, schema.sql), into build/package/.
-package: build
+package: build ui
 	bash scripts/package.sh package bin build/package
 
 # make install PREFIX=/opt/apollo [DESTDIR=...]: bin/, etc/apollo/ (an existing
 # config is kept), share/apollo/, lib/systemd/system/.
 PREFIX ?= /usr/local
-install: build
+install: build ui
 	bash scripts/package.sh install bin $(PREFIX)
 
 # Every benchmark; figures and how to read them are in BENCHMARKS.md.

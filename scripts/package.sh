@@ -29,16 +29,20 @@ sub() {
   FROM=$2 TO=$3 perl -0pi -e 's/^\Q$ENV{FROM}\E$/$ENV{TO}/m' "$1"
 }
 
-# packaged_configs DIR STATE_ROOT: orchestrator.yaml and edge-agent.yaml as
-# shipped in /etc/apollo, state under STATE_ROOT (/var/lib for the .debs).
+# packaged_configs DIR STATE_ROOT UI_DIR: orchestrator.yaml and edge-agent.yaml
+# as shipped in /etc/apollo, state under STATE_ROOT (/var/lib for the .debs),
+# the dashboard's files in UI_DIR.
 packaged_configs() {
-  local dir=$1 state=$2
+  local dir=$1 state=$2 ui=$3
   mkdir -p "$dir"
   cp "$ROOT/config/orchestrator.yaml" "$ROOT/config/edge-agent.yaml" "$dir/"
   sub "$dir/orchestrator.yaml" "#   bin/orchestrator --config config/orchestrator.yaml" \
     "#   apollo-orchestrator --config /etc/apollo/orchestrator.yaml   (apollo-orchestrator.service)"
   sub "$dir/orchestrator.yaml" "store: sqlite://./var/apollo.db" \
     "store: sqlite://$state/apollo-orchestrator/apollo.db"
+  sub "$dir/orchestrator.yaml" \
+    '  ui_dir: ""                 # the dashboard'"'"'s files; "": ../web/dist beside the binary'"'"'s directory' \
+    "  ui_dir: $ui   # the dashboard's files"
   sub "$dir/edge-agent.yaml" "#   bin/edge-agent --config config/edge-agent.yaml" \
     "#   apollo-edge-agent --config /etc/apollo/edge-agent.yaml   (apollo-edge-agent.service)"
   sub "$dir/edge-agent.yaml" "state_dir: ./var/agent" "state_dir: $state/apollo-edge-agent"
@@ -72,6 +76,7 @@ deb() {
   if [ "$name" = apollo-orchestrator ]; then
     mkdir -p "$stage/usr/share/apollo"
     install -m 0644 "$ROOT/schema.sql" "$stage/usr/share/apollo/"
+    cp -r "$ROOT/web/dist" "$stage/usr/share/apollo/ui"
   fi
   local depends
   depends=$(cd "$WORK/shlibs" && dpkg-shlibdeps -O -e "$stage/usr/bin/$name" 2>/dev/null |
@@ -105,6 +110,8 @@ tarball() {
   install -m 0644 "$ROOT/schema.sql" "$ROOT/README.md" "$top/"
   install -m 0644 "$ROOT"/packaging/systemd/*.service "$top/systemd/"
   cp -r "$ROOT/docs" "$ROOT/examples" "$top/"
+  mkdir -p "$top/web"
+  cp -r "$ROOT/web/dist" "$top/web/dist"  # bin/../web/dist: where the orchestrator looks
   local tgz="$OUT/apollo-11-v$VERSION-linux-$ARCH.tar.gz"
   tar -C "$WORK/tar" --owner=0 --group=0 --sort=name -czf "$tgz" apollo-11
   echo "package.sh: $tgz"
@@ -117,7 +124,7 @@ do_install() {
   install -m 0755 "$BIN_DIR/orchestrator" "$root/bin/apollo-orchestrator"
   install -m 0755 "$BIN_DIR/edge-agent" "$root/bin/apollo-edge-agent"
   install -m 0755 "$BIN_DIR/apollo-cli" "$root/bin/apollo-cli"
-  packaged_configs "$WORK/etc" /var/lib
+  packaged_configs "$WORK/etc" /var/lib "$prefix/share/apollo/ui"
   local f
   for f in orchestrator.yaml edge-agent.yaml; do
     if [ -e "$root/etc/apollo/$f" ]; then
@@ -128,6 +135,8 @@ do_install() {
   done
   install -m 0644 "$ROOT/schema.sql" "$root/share/apollo/"
   cp -r "$ROOT/docs" "$root/share/apollo/"
+  rm -rf "$root/share/apollo/ui"
+  cp -r "$ROOT/web/dist" "$root/share/apollo/ui"
   for f in apollo-orchestrator.service apollo-edge-agent.service; do
     sed -e "s|/usr/bin/|$prefix/bin/|" -e "s|/etc/apollo/|$prefix/etc/apollo/|" \
       "$ROOT/packaging/systemd/$f" >"$root/lib/systemd/system/$f"
@@ -138,6 +147,7 @@ do_install() {
 [ $# = 3 ] || die "usage: package.sh package BIN_DIR OUT_DIR | install BIN_DIR PREFIX"
 BIN_DIR=$(cd "$2" && pwd)
 check_bins "$BIN_DIR"
+[ -f "$ROOT/web/dist/index.html" ] || die "web/dist is missing: the dashboard is not built (make ui)"
 WORK=$(mktemp -d /tmp/apollo-package.XXXXXX)
 trap 'rm -rf "$WORK"' EXIT
 case $1 in
@@ -147,7 +157,7 @@ case $1 in
     command -v dpkg-deb >/dev/null || die "dpkg-deb is missing (apt-get install dpkg-dev)"
     mkdir -p "$WORK/shlibs/debian"
     printf 'Source: apollo-11\n\nPackage: apollo-11\nArchitecture: any\n' >"$WORK/shlibs/debian/control"
-    packaged_configs "$WORK/etc" /var/lib
+    packaged_configs "$WORK/etc" /var/lib /usr/share/apollo/ui
     deb apollo-orchestrator orchestrator apollo-orchestrator.service orchestrator.yaml \
       "orchestrator: the center that dispatches tasks"
     deb apollo-edge-agent edge-agent apollo-edge-agent.service edge-agent.yaml \

@@ -36,6 +36,12 @@ for p in "${PACKAGES[@]}"; do
   fi
 done
 
+# The dashboard (web/) is built with Node.js and npm: the machine's own when
+# it has them (e.g. a newer nodejs that bundles npm), Debian's otherwise.
+if ! command -v npm >/dev/null 2>&1; then
+  missing+=(nodejs npm)
+fi
+
 if [ ${#missing[@]} -eq 0 ]; then
   exit 0
 fi

@@ -54,6 +54,9 @@ dpkg-deb --ctrl-tarfile "$T/out/apollo-orchestrator_${VERSION}_${ARCH}.deb" | ta
 dpkg-deb -f "$T/out/apollo-edge-agent_${VERSION}_${ARCH}.deb" Depends | grep -q 'libgrpc++' ||
   fail "apollo-edge-agent does not depend on its libraries"
 cmp -s "$R/usr/share/apollo/schema.sql" schema.sql || fail "the packaged schema.sql differs"
+cmp -s "$R/usr/share/apollo/ui/index.html" web/dist/index.html || fail "the dashboard is not in /usr/share/apollo/ui"
+grep -q '^  ui_dir: /usr/share/apollo/ui ' "$R/etc/apollo/orchestrator.yaml" ||
+  fail "the packaged orchestrator.yaml does not point http.ui_dir at /usr/share/apollo/ui"
 grep -qx 'store: sqlite:///var/lib/apollo-orchestrator/apollo.db' "$R/etc/apollo/orchestrator.yaml" ||
   fail "the packaged orchestrator.yaml does not keep its store in the state directory"
 grep -qx 'state_dir: /var/lib/apollo-edge-agent' "$R/etc/apollo/edge-agent.yaml" ||
@@ -104,7 +107,7 @@ ok "installed binaries and configs: the seed's task (role=worker) succeeded on e
 
 TGZ=$T/out/apollo-11-v$VERSION-linux-$ARCH.tar.gz
 mkdir -p "$T/tar" && tar -C "$T/tar" -xzf "$TGZ" || die "untar $TGZ"
-for f in bin/orchestrator bin/edge-agent bin/apollo-cli config/orchestrator.yaml config/edge-agent.yaml schema.sql; do
+for f in bin/orchestrator bin/edge-agent bin/apollo-cli config/orchestrator.yaml config/edge-agent.yaml schema.sql web/dist/index.html; do
   [ -e "$T/tar/apollo-11/$f" ] || fail "the tarball has no apollo-11/$f"
 done
 "$T/tar/apollo-11/bin/orchestrator" --version | grep -q "^orchestrator $VERSION (commit " ||
