@@ -35,7 +35,8 @@ const std::vector<std::string_view> kFields = {"node_id",
                                                "reconnect",
                                                "wal",
                                                "tls",
-                                               "metrics_listen"};
+                                               "metrics_listen",
+                                               "log_format"};
 const std::vector<std::string_view> kExecFields = {"allowed_commands"};
 const std::vector<std::string_view> kEnsureFileFields = {"allowed_dirs", "allow_special_modes"};
 const std::vector<std::string_view> kTlsFields = {"cert", "key", "ca"};
@@ -145,6 +146,16 @@ bool AgentParser::Value(const Field& f) {
   }
   if (k == "reconnect") return Reconnect(v);
   if (k == "tls") return Tls(v);
+  if (k == "log_format") {
+    auto s = r_.String(v, k);
+    if (!s) return false;
+    if (*s != "text" && *s != "json") {
+      r_.Error(v, "'log_format' must be text or json, got '" + *s + "'");
+      return false;
+    }
+    c_->log_format = *s;
+    return true;
+  }
   if (k == "metrics_listen") {
     if (v.IsScalar() && (v.Scalar().empty() || v.Scalar() == "off")) {
       c_->metrics_listen.reset();
@@ -431,6 +442,13 @@ Status ApplyAgentOverrides(AgentConfig& config, const AgentOverrides& o) {
       problems.push_back("--orchestrator: " + hp.status().message());
     } else {
       c.orchestrator = *hp;
+    }
+  }
+  if (o.log_format) {
+    if (*o.log_format == "text" || *o.log_format == "json") {
+      c.log_format = *o.log_format;
+    } else {
+      problems.push_back("--log-format: must be text or json, got '" + *o.log_format + "'");
     }
   }
   if (o.metrics_listen) {

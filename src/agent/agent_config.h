@@ -105,6 +105,7 @@ struct AgentConfig {
   // /metrics and /healthz over plain HTTP (`metrics_listen: host:port`;
   // port 0: any). Unset (the default, or `off`): not served.
   std::optional<HostPort> metrics_listen;
+  std::string log_format{"text"};  // text | json (core/log.h)
 
   friend bool operator==(const AgentConfig&, const AgentConfig&) = default;
 };
@@ -141,6 +142,7 @@ struct AgentOverrides {
   std::optional<std::string> tls_ca;        // --tls-ca
   std::vector<std::string> enable_intents;  // --enable-intent NAME: added to enabled_intents
   std::optional<std::string> metrics_listen;  // --metrics-listen host:port | off
+  std::optional<std::string> log_format;      // --log-format text|json
 };
 
 // Applies `overrides` to `config`, then FinishAgentConfig. InvalidArgument

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "core/log.h"
+
 namespace apollo::agent {
 
 // Shared between runs_ (so Cancel and Progress can reach it) and the worker
@@ -305,6 +307,10 @@ void Executor::WorkerLoop() {
 
 void Executor::Execute(const std::shared_ptr<Run>& run) {
   const IntentRequest& req = run->request;
+  const log::Fields fields = log::Fields::Of(req.task_id, options_.node_id, req.attempt);
+  const std::string what =
+      "task " + req.task_id + " attempt " + std::to_string(req.attempt) + ": " + req.intent;
+  const auto started = std::chrono::steady_clock::now();
   HandlerResult result;
   if (run->token.stopped()) {
     result = HandlerResult::Stopped(run->token.reason());
@@ -322,6 +328,7 @@ void Executor::Execute(const std::shared_ptr<Run>& run) {
     if (req.timeout.count() > 0) ctx.deadline = clock_.Now() + Duration(req.timeout);
     ctx.cancel = &run->token;
     ctx.progress = &run->progress;
+    log::Info(what + " started", fields);
     result = RunHandler(**handler, ctx);
   }
   EventType type = EventType::kFailed;
@@ -359,6 +366,13 @@ void Executor::Execute(const std::shared_ptr<Run>& run) {
   // If this fails the WAL is unusable; the task stays claimed and is
   // reported FAILED(interrupted) when the agent restarts on a healthy log.
   (void)Log(MakeEvent(req.task_id, req.attempt, type, std::move(payload)));
+  const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                      std::chrono::steady_clock::now() - started)
+                      .count();
+  std::string ended =
+      what + " " + std::string(EventTypeName(type)) + " in " + std::to_string(ms) + " ms";
+  if (type != EventType::kSucceeded && !result.error.empty()) ended += ": " + result.error;
+  log::Info(ended, fields);
 }
 
 std::optional<TaskProgress> Executor::Progress(const std::string& task_id) const {

@@ -5,6 +5,7 @@
 #include <CLI/CLI.hpp>
 #include <filesystem>
 #include <iostream>
+#include <sstream>
 #include <thread>
 
 #include "agent/agent_config.h"
@@ -17,10 +18,19 @@
 #include "agent/wal/wal.h"
 #include "agent/wal_dump.h"
 #include "core/build_info.h"
+#include "core/log.h"
 #include "core/version.h"
 #include "tls/tls_files.h"
 
 namespace {
+
+// A log message from pieces, as they would be streamed.
+template <typename... T>
+std::string Msg(const T&... parts) {
+  std::ostringstream out;
+  (out << ... << parts);
+  return out.str();
+}
 
 using apollo::agent::AgentConfig;
 
@@ -69,17 +79,17 @@ bool LoadTls(const AgentConfig& config, const apollo::Clock& clock,
                                      "--tls-ca/tls.ca"};
   auto m = apollo::tls::LoadTlsMaterial(config.tls, clock.Now(), names);
   if (!m.ok()) {
-    std::cerr << "edge-agent: " << m.status().message() << "\n";
+    apollo::log::Error(m.status().message());
     return false;
   }
-  for (const std::string& w : m->warnings) std::cerr << "edge-agent: WARNING: " << w << "\n";
+  for (const std::string& w : m->warnings) apollo::log::Warning(w);
   if (m->node_id != config.node_id) {
-    std::cerr << "edge-agent: WARNING: " << config.tls.cert << " is "
-              << (m->node_id.empty() ? "not a node certificate"
-                                     : "the certificate of node " + m->node_id)
-              << ", but this agent is " << config.node_id
-              << ": the orchestrator will refuse it (apollo-cli tls cert create --node "
-              << config.node_id << ")\n";
+    apollo::log::Warning(Msg(
+        config.tls.cert, " is ",
+        (m->node_id.empty() ? "not a node certificate" : "the certificate of node " + m->node_id),
+        ", but this agent is ", config.node_id,
+        ": the orchestrator will refuse it (apollo-cli tls cert create --node ", config.node_id,
+        ")"));
   }
   *out = std::move(*m);
   return true;
@@ -95,36 +105,34 @@ int Run(const AgentConfig& config, const TestKnobs& knobs) {
   apollo::agent::AgentRuntimeOptions runtime = apollo::agent::DeriveAgentRuntimeOptions(config);
   auto wal = apollo::wal::Wal::Open(config.wal_path, runtime.wal, clock);
   if (!wal.ok()) {
-    std::cerr << "edge-agent: cannot open the WAL at " << config.wal_path << ": "
-              << wal.status().message() << "\n";
+    apollo::log::Error(
+        Msg("cannot open the WAL at ", config.wal_path, ": ", wal.status().message()));
     return 1;
   }
   const auto& report = (*wal)->recovery_report();
-  std::cerr << "edge-agent: WAL recovered: " << report.ToString() << "\n";
+  apollo::log::Info(Msg("WAL recovered: ", report.ToString()));
   for (const auto& region : report.corrupt_regions) {
-    std::cerr << "edge-agent: DATA LOSS in the WAL: " << region.segment << " at byte "
-              << region.offset << " (" << region.length << " bytes): " << region.reason
-              << "; reconciliation will repair what it held\n";
+    apollo::log::Alert(Msg("DATA LOSS in the WAL: ", region.segment, " at byte ", region.offset,
+                           " (", region.length, " bytes): ", region.reason,
+                           "; reconciliation will repair what it held"));
   }
 
   auto registry = apollo::agent::HandlerRegistry::Create(runtime.handlers);
   if (!registry.ok()) {
-    std::cerr << "edge-agent: " << registry.status().message() << "\n";
+    apollo::log::Error(registry.status().message());
     return 2;
   }
-  std::cerr << "edge-agent: intents: " << Joined((*registry)->Intents()) << "; disabled here: "
-            << Joined((*registry)->DisabledIntents()) << "; exec allowed_commands: "
-            << Joined(config.exec.allowed_commands, "any") << "; ensure_file allowed_dirs: "
-            << Joined(config.ensure_file.allowed_dirs) << "\n";
+  apollo::log::Info(Msg("intents: ", Joined((*registry)->Intents()),
+                        "; disabled here: ", Joined((*registry)->DisabledIntents()),
+                        "; exec allowed_commands: ", Joined(config.exec.allowed_commands, "any"),
+                        "; ensure_file allowed_dirs: ", Joined(config.ensure_file.allowed_dirs)));
 
   apollo::agent::SessionOptions& session_options = runtime.session;
   session_options.tls = tls;
   session_options.intents = (*registry)->Intents();
   session_options.disabled_intents = (*registry)->DisabledIntents();
   session_options.agent_version = apollo::kVersion;
-  session_options.log = [](const std::string& line) {
-    std::cerr << "edge-agent: " << line << "\n";
-  };
+  session_options.log = [](const std::string& line) { apollo::log::Info(line); };
   if (knobs.autonomy_window_ms > 0) {
     session_options.autonomy_window = std::chrono::milliseconds(knobs.autonomy_window_ms);
   }
@@ -139,24 +147,23 @@ int Run(const AgentConfig& config, const TestKnobs& knobs) {
   session.SetExecutor(&executor);
   auto note = executor.Recover();
   if (!note.ok()) {
-    std::cerr << "edge-agent: cannot write to the WAL: " << note.status().message() << "\n";
+    apollo::log::Error(Msg("cannot write to the WAL: ", note.status().message()));
     return 1;
   }
-  std::cerr << "edge-agent " << apollo::kVersion << " node " << config.node_id << ": " << *note
-            << "; dialling " << session_options.orchestrator << (tls ? " (mutual TLS)" : "")
-            << "\n";
+  apollo::log::Info(Msg("release ", apollo::kVersion, ", node ", config.node_id, ": ", *note,
+                        "; dialling ", session_options.orchestrator, (tls ? " (mutual TLS)" : "")));
   std::unique_ptr<apollo::agent::MetricsServer> metrics;
   if (runtime.metrics_listen) {
     apollo::agent::AgentMetricsSources sources{config.node_id, wal->get(), &executor, &session};
     metrics = std::make_unique<apollo::agent::MetricsServer>(
         *runtime.metrics_listen, [sources] { return apollo::agent::AgentMetricsText(sources); });
     if (apollo::Status s = metrics->Start(); !s.ok()) {
-      std::cerr << "edge-agent: " << s.message() << " (metrics_listen / --metrics-listen)\n";
+      apollo::log::Error(Msg(s.message(), " (metrics_listen / --metrics-listen)"));
       executor.Shutdown();
       return 1;
     }
-    std::cerr << "edge-agent: metrics on http://" << runtime.metrics_listen->host << ":"
-              << metrics->port() << "/metrics\n";
+    apollo::log::Info(
+        Msg("metrics on http://", runtime.metrics_listen->host, ":", metrics->port(), "/metrics"));
   }
   session.Start();
 
@@ -166,7 +173,7 @@ int Run(const AgentConfig& config, const TestKnobs& knobs) {
   sigaddset(&set, SIGINT);
   int sig = 0;
   sigwait(&set, &sig);
-  std::cerr << "edge-agent: stopping; running tasks are interrupted and reported at next start\n";
+  apollo::log::Info("stopping; running tasks are interrupted and reported at next start");
   if (metrics) metrics->Stop();
   session.Stop();
   executor.Shutdown();
@@ -194,6 +201,9 @@ int main(int argc, char** argv) {
   app.add_option("--orchestrator", o.orchestrator, "host:port of the orchestrator");
   app.add_option("--wal-path", o.wal_path, "write-ahead log directory");
   app.add_option("--state-dir", o.state_dir, "state directory");
+  app.add_option("--log-format", o.log_format,
+                 "text (default) or json: one JSON object per log line, with task_id, node_id, "
+                 "attempt when the line is about a task");
   app.add_option("--metrics-listen", o.metrics_listen,
                  "host:port to serve /metrics and /healthz on (plain HTTP; default off)");
   app.add_option("--tls-cert", o.tls_cert,
@@ -228,5 +238,9 @@ int main(int argc, char** argv) {
     std::cerr << config.status().message() << "\n";
     return 2;
   }
+  apollo::log::Init(
+      "edge-agent",
+      config->log_format == "json" ? apollo::log::Format::kJson : apollo::log::Format::kText,
+      config->node_id);
   return Run(*config, knobs);
 }

@@ -22,6 +22,7 @@ AgentRuntimeOptions DeriveAgentRuntimeOptions(const AgentConfig& c) {
   r.wal_path = c.wal_path;
   r.tls = c.tls;
   r.metrics_listen = c.metrics_listen;
+  r.log_format = c.log_format;
 
   r.wal.node_id = c.node_id;
   r.wal.segment_size = static_cast<uint64_t>(c.wal.segment_size_mb) << 20;
@@ -56,6 +57,7 @@ AgentRuntimeOptions DeriveAgentRuntimeOptions(const AgentConfig& c) {
 std::string Fingerprint(const AgentRuntimeOptions& r) {
   std::ostringstream out;
   out << "metrics_listen=" << (r.metrics_listen ? r.metrics_listen->ToString() : "off") << "\n";
+  out << "log_format=" << r.log_format << "\n";
   out << "state_dir=" << r.state_dir << "\nwal_path=" << r.wal_path << "\ntls.cert=" << r.tls.cert
       << "\ntls.key=" << r.tls.key << "\ntls.ca=" << r.tls.ca << "\n";
   out << "wal.node_id=" << r.wal.node_id << "\nwal.segment_size=" << r.wal.segment_size

@@ -28,6 +28,7 @@ struct AgentRuntimeOptions {
   SessionOptions session;
   ExecutorOptions executor;
   std::optional<HostPort> metrics_listen;  // the /metrics endpoint; unset: off
+  std::string log_format;                  // text | json
 };
 
 AgentRuntimeOptions DeriveAgentRuntimeOptions(const AgentConfig& config);

@@ -47,6 +47,7 @@ const std::map<std::string, std::string>& Alternatives() {
       {"kill_grace", "kill_grace: 2"},
       {"metrics_paths", "metrics_paths: [/, /data]"},
       {"metrics_listen", "metrics_listen: 127.0.0.1:9101"},
+      {"log_format", "log_format: json"},
       {"reconnect.initial_backoff_ms", "reconnect: {initial_backoff_ms: 100}"},
       {"reconnect.max_backoff_ms", "reconnect: {max_backoff_ms: 5000}"},
       {"wal.segment_size_mb", "wal: {segment_size_mb: 16}"},

@@ -8,11 +8,13 @@
 #include <CLI/CLI.hpp>
 #include <filesystem>
 #include <iostream>
+#include <sstream>
 #include <thread>
 
 #include "bus/open_bus.h"
 #include "core/build_info.h"
 #include "core/clock.h"
+#include "core/log.h"
 #include "core/version.h"
 #include "orchestrator/alert_notifier.h"
 #include "orchestrator/api_service.h"
@@ -30,6 +32,14 @@
 #include "tls/tls_files.h"
 
 namespace {
+
+// A log message from pieces, as they would be streamed.
+template <typename... T>
+std::string Msg(const T&... parts) {
+  std::ostringstream out;
+  (out << ... << parts);
+  return out.str();
+}
 
 using apollo::orchestrator::OrchestratorConfig;
 
@@ -52,17 +62,16 @@ std::shared_ptr<grpc::ServerCredentials> PortCredentials(const OrchestratorConfi
                                      "--tls-ca/tls.ca"};
   auto m = apollo::tls::LoadTlsMaterial(config.tls, clock.Now(), names);
   if (!m.ok()) {
-    std::cerr << "orchestrator: " << m.status().message() << "\n";
+    apollo::log::Error(m.status().message());
     return nullptr;
   }
-  for (const std::string& w : m->warnings) std::cerr << "orchestrator: WARNING: " << w << "\n";
+  for (const std::string& w : m->warnings) apollo::log::Warning(w);
   grpc::SslServerCredentialsOptions options(
       GRPC_SSL_REQUEST_AND_REQUIRE_CLIENT_CERTIFICATE_AND_VERIFY);
   options.pem_root_certs = m->ca_pem;
   options.pem_key_cert_pairs.push_back({m->key_pem, m->cert_pem});
-  std::cerr << "orchestrator: TLS on: certificate " << config.tls.cert << " (valid until "
-            << m->not_after << "), client certificates required, signed by " << config.tls.ca
-            << "\n";
+  apollo::log::Info(Msg("TLS on: certificate ", config.tls.cert, " (valid until ", m->not_after,
+                        "), client certificates required, signed by ", config.tls.ca));
   return grpc::SslServerCredentials(options);
 }
 
@@ -74,8 +83,7 @@ int Run(const OrchestratorConfig& config) {
   apollo::orchestrator::RuntimeOptions runtime = apollo::orchestrator::DeriveRuntimeOptions(config);
   auto store = apollo::store::OpenStateStore(config.store, runtime.store, clock);
   if (!store.ok()) {
-    std::cerr << "orchestrator: cannot open the store " << config.store << ": "
-              << store.status().message() << "\n";
+    apollo::log::Error(Msg("cannot open the store ", config.store, ": ", store.status().message()));
     return 1;
   }
   // Metrics (issue 20): every store write passes through `metered`.
@@ -87,13 +95,13 @@ int Run(const OrchestratorConfig& config) {
   apollo::orchestrator::AlertNotifier alert_notifier(runtime.alerts, st, poster, clock);
   apollo::orchestrator::OrchestratorOptions& options = runtime.orchestrator;
   options.alert = [&alert_notifier](const std::string& line) {
-    std::cerr << "orchestrator: ALERT: " << line << "\n";
+    apollo::log::Alert(line);
     alert_notifier.Kick();
   };
   apollo::orchestrator::Orchestrator brain(options, st, clock);
   // Retention (config `retention:`), in small batches on its own thread.
   apollo::orchestrator::RetentionRunnerOptions& retention = runtime.retention;
-  retention.log = [](const std::string& line) { std::cerr << "orchestrator: " << line << "\n"; };
+  retention.log = [](const std::string& line) { apollo::log::Info(line); };
   apollo::orchestrator::RetentionRunner retention_runner(retention, st);
   apollo::orchestrator::CallbackNotifier callbacks(runtime.callbacks, st, poster, clock);
   brain.SetCallbackNotifier(&callbacks);
@@ -101,8 +109,9 @@ int Run(const OrchestratorConfig& config) {
   apollo::bus::BusOptions& bus_options = runtime.bus;
   // Logged, and kept as an alert row (apollo-cli alert list --kind dead_letter).
   bus_options.on_alert = [alerts = &st, &alert_notifier](const apollo::bus::BusAlert& a) {
-    std::cerr << "orchestrator: ALERT: dead letter " << a.event_id << " (task " << a.task_id
-              << ", " << a.deliveries << " deliveries): " << a.reason << "\n";
+    apollo::log::Alert(Msg("dead letter ", a.event_id, " (task ", a.task_id, ", ", a.deliveries,
+                           " deliveries): ", a.reason),
+                       apollo::log::Fields::Of(a.task_id, a.node_id, std::nullopt, a.event_id));
     apollo::store::AlertRow row;
     row.kind = a.kind;
     row.task_id = a.task_id;
@@ -112,8 +121,7 @@ int Run(const OrchestratorConfig& config) {
                  " deliveries: " + a.reason + " (see apollo-cli dlq list)";
     auto id = alerts->AddAlert(row);
     if (!id.ok()) {
-      std::cerr << "orchestrator: cannot record the dead-letter alert: " << id.status().message()
-                << "\n";
+      apollo::log::Error(Msg("cannot record the dead-letter alert: ", id.status().message()));
     }
     alert_notifier.Kick();
   };
@@ -122,24 +130,22 @@ int Run(const OrchestratorConfig& config) {
     if (apollo::Status s = (*bus)->Start(); !s.ok()) bus = s;
   }
   if (!bus.ok()) {
-    std::cerr << "orchestrator: cannot start the event bus " << config.bus << ": "
-              << bus.status().message() << "\n";
+    apollo::log::Error(
+        Msg("cannot start the event bus ", config.bus, ": ", bus.status().message()));
     return 1;
   }
   brain.SetEventBus(bus->get());
-  runtime.gateway.log = [](const std::string& line) {
-    std::cerr << "orchestrator: " << line << "\n";
-  };
+  runtime.gateway.log = [](const std::string& line) { apollo::log::Info(line); };
   apollo::orchestrator::GatewayService gateway(brain, clock, runtime.gateway);  // `limits:` bounds
   // Operator tokens and the audit trail (access_control.h).
-  apollo::orchestrator::AccessControl access(st, clock, runtime.acl, [](const std::string& line) {
-    std::cerr << "orchestrator: " << line << "\n";
-  });
+  apollo::orchestrator::AccessControl access(
+      st, clock, runtime.acl, [](const std::string& line) { apollo::log::Info(line); });
   if (access.enabled()) {
     auto tokens = st.ListTokens();
     if (tokens.ok() && tokens->empty()) {
-      std::cerr << "orchestrator: operator tokens are required and none exists yet: run "
-                   "apollo-cli acl bootstrap (once) to make the first admin token\n";
+      apollo::log::Info(
+          "operator tokens are required and none exists yet: run "
+          "apollo-cli acl bootstrap (once) to make the first admin token");
     }
   }
   apollo::orchestrator::ApiService api(st, brain, clock, access);
@@ -167,8 +173,8 @@ int Run(const OrchestratorConfig& config) {
   builder.AddChannelArgument(GRPC_ARG_HTTP2_MAX_PINGS_WITHOUT_DATA, 0);
   std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
   if (!server || port == 0) {
-    std::cerr << "orchestrator: cannot listen on " << config.listen.ToString()
-              << " (address in use, or not an address of this host?)\n";
+    apollo::log::Error(Msg("cannot listen on ", config.listen.ToString(),
+                           " (address in use, or not an address of this host?)"));
     return 1;
   }
   // The HTTP server (http.listen): /healthz, /readyz, /metrics, JSON API.
@@ -182,41 +188,40 @@ int Run(const OrchestratorConfig& config) {
     }
     auto h = apollo::orchestrator::http::OrchestratorHttp::Start(
         {runtime.http, runtime.tls, server.get(), &st, &brain, bus->get(), &access, &metrics,
-         &clock, [](const std::string& line) { std::cerr << "orchestrator: " << line << "\n"; }});
+         &clock, [](const std::string& line) { apollo::log::Info(line); }});
     if (!h.ok() &&
         (!runtime.http.DefaultAddress() || h.status().code() != apollo::StatusCode::kUnavailable)) {
-      std::cerr << "orchestrator: " << h.status().message() << "\n";
+      apollo::log::Error(h.status().message());
       server->Shutdown(std::chrono::system_clock::now());
       (*bus)->Stop();
       return 1;
     }
     if (!h.ok()) {
-      std::cerr << "orchestrator: WARNING: the HTTP server is off: " << h.status().message()
-                << " (set http.listen or --http-listen to choose an address)\n";
+      apollo::log::Warning(Msg("the HTTP server is off: ", h.status().message(),
+                               " (set http.listen or --http-listen to choose an address)"));
     } else {
       http = std::move(*h);
     }
   }
   if (http) {
-    std::cerr << "orchestrator: HTTP on " << (http->tls() ? "https://" : "http://")
-              << runtime.http.listen.host << ":" << http->port()
-              << " (/healthz /readyz /metrics /api/v1; "
-              << (http->serves_ui()
-                      ? "the dashboard at /"
-                      : "no dashboard: no directory " + runtime.http.ui_dir + ", make ui builds it")
-              << ")\n";
+    apollo::log::Info(
+        Msg("HTTP on ", (http->tls() ? "https://" : "http://"), runtime.http.listen.host, ":",
+            http->port(), " (/healthz /readyz /metrics /api/v1; ",
+            (http->serves_ui()
+                 ? "the dashboard at /"
+                 : "no dashboard: no directory " + runtime.http.ui_dir + ", make ui builds it"),
+            ")"));
   }
   brain.Start();
   callbacks.Start();
   alert_notifier.Start();
   retention_runner.Start();
-  std::cerr << "orchestrator " << apollo::kVersion << ": listening on " << config.listen.host << ":"
-            << port << ", store " << config.store << ", bus " << config.bus
-            << (config.tls.complete() ? ", mutual TLS" : ", plaintext (no TLS)")
-            << (access.enabled() ? ", operator tokens required"
-                                 : ", no operator tokens (anyone "
-                                   "reaching the port is an admin)")
-            << "\n";
+  apollo::log::Info(Msg("release ", apollo::kVersion, ", listening on ", config.listen.host, ":",
+                        port, ", store ", config.store, ", bus ", config.bus,
+                        (config.tls.complete() ? ", mutual TLS" : ", plaintext (no TLS)"),
+                        (access.enabled() ? ", operator tokens required"
+                                          : ", no operator tokens (anyone "
+                                            "reaching the port is an admin)")));
 
   // Wait for SIGTERM/SIGINT on this thread (blocked everywhere else).
   sigset_t set;
@@ -225,8 +230,8 @@ int Run(const OrchestratorConfig& config) {
   sigaddset(&set, SIGINT);
   int sig = 0;
   sigwait(&set, &sig);
-  std::cerr << "orchestrator: " << (sig == SIGINT ? "SIGINT" : "SIGTERM")
-            << ", shutting down (in-flight commits finish; agents will reconnect)\n";
+  apollo::log::Info(Msg((sig == SIGINT ? "SIGINT" : "SIGTERM"),
+                        ", shutting down (in-flight commits finish; agents will reconnect)"));
   if (http) http->Stop();
   server->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(5));
   retention_runner.Stop();
@@ -273,6 +278,9 @@ int main(int argc, char** argv) {
   app.add_option("--http-listen", overrides.http_listen,
                  "host:port of the HTTP server (/metrics, /healthz, JSON API; default "
                  "127.0.0.1:7080), or off");
+  app.add_option("--log-format", overrides.log_format,
+                 "text (default) or json: one JSON object per log line, with task_id, node_id, "
+                 "attempt when the line is about a task");
   app.add_option("--http-ui-dir", overrides.http_ui_dir,
                  "the dashboard's files, served at / (default: ../web/dist beside this "
                  "binary's directory)");
@@ -296,11 +304,13 @@ int main(int argc, char** argv) {
     std::cerr << config.status().message() << "\n";
     return 2;
   }
+  apollo::log::Init("orchestrator", config->log_format == "json" ? apollo::log::Format::kJson
+                                                                 : apollo::log::Format::kText);
   apollo::orchestrator::ExposureVerdict exposure = apollo::orchestrator::CheckExposure(*config);
   if (!exposure.status.ok()) {
-    std::cerr << "orchestrator: " << exposure.status.message() << "\n";
+    apollo::log::Error(exposure.status.message());
     return 2;
   }
-  for (const std::string& w : exposure.warnings) std::cerr << "orchestrator: " << w << "\n";
+  for (const std::string& w : exposure.warnings) apollo::log::Info(w);
   return Run(*config);
 }

@@ -41,7 +41,8 @@ const std::vector<std::string_view> kFields = {"listen",
                                                "acl",
                                                "alerts",
                                                "limits",
-                                               "http"};
+                                               "http",
+                                               "log_format"};
 const std::vector<std::string_view> kPresetFields = {"max_retries", "initial_interval",
                                                      "max_interval", "backoff", "jitter"};
 
@@ -128,6 +129,16 @@ bool OrchestratorParser::Value(const Field& f) {
       return false;
     }
     (k == "store" ? c.store : c.bus) = *s;
+    return true;
+  }
+  if (k == "log_format") {
+    auto s = r_.String(v, k);
+    if (!s) return false;
+    if (*s != "text" && *s != "json") {
+      r_.Error(v, "'log_format' must be text or json, got " + Quote(*s));
+      return false;
+    }
+    c.log_format = *s;
     return true;
   }
   if (k == "dispatch_interval") return Dur(v, k, 10ms, 60s, &c.dispatch_interval);
@@ -490,6 +501,14 @@ Status ApplyOrchestratorOverrides(OrchestratorConfig& config,
     if (c.http.enabled) {
       auto hp = ParseHostPort(*o.http_listen, /*allow_any_port=*/true);
       if (problem("--http-listen", hp.status())) c.http.listen = *hp;
+    }
+  }
+  if (o.log_format) {
+    if (*o.log_format == "text" || *o.log_format == "json") {
+      c.log_format = *o.log_format;
+    } else {
+      problem("--log-format",
+              Status::InvalidArgument("must be text or json, got '" + *o.log_format + "'"));
     }
   }
   if (o.http_ui_dir && problem("--http-ui-dir", CheckPathValue(*o.http_ui_dir))) {

@@ -161,6 +161,7 @@ struct OrchestratorConfig {
   HostPort listen{"127.0.0.1", 7011};
   std::string store{kDefaultStore};            // sqlite://PATH | postgresql://...
   std::string bus{kEmbeddedBus};               // embedded | nats://host:port
+  std::string log_format{"text"};              // text | json (core/log.h)
   Duration dispatch_interval = std::chrono::seconds(1);
   Duration state_sync_interval = std::chrono::seconds(300);
   Duration ack_timeout = std::chrono::seconds(10);
@@ -222,6 +223,7 @@ struct OrchestratorOverrides {
   std::optional<std::string> bus;     // --bus embedded|nats://host:port
   std::optional<std::string> http_listen;  // --http-listen host:port | off
   std::optional<std::string> http_ui_dir;  // --http-ui-dir DIR
+  std::optional<std::string> log_format;   // --log-format text|json
   std::optional<std::string> tls_cert;  // --tls-cert PATH: replaces tls.cert
   std::optional<std::string> tls_key;   // --tls-key PATH
   std::optional<std::string> tls_ca;    // --tls-ca PATH

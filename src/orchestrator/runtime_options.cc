@@ -33,6 +33,7 @@ RuntimeOptions DeriveRuntimeOptions(const OrchestratorConfig& c) {
   r.http = c.http;
   r.acl = c.AclEnabled();
   r.insecure = c.insecure;
+  r.log_format = c.log_format;
 
   OrchestratorOptions& o = r.orchestrator;
   o.dispatch_interval = c.dispatch_interval;
@@ -94,7 +95,8 @@ std::string Fingerprint(const RuntimeOptions& r) {
   std::ostringstream out;
   out << "listen=" << r.listen.ToString() << "\nstore_url=" << r.store_url
       << "\nbus_url=" << r.bus_url << "\ntls.cert=" << r.tls.cert << "\ntls.key=" << r.tls.key
-      << "\ntls.ca=" << r.tls.ca << "\ninsecure=" << r.insecure << "\nacl=" << r.acl << "\n";
+      << "\ntls.ca=" << r.tls.ca << "\ninsecure=" << r.insecure << "\nacl=" << r.acl
+      << "\nlog_format=" << r.log_format << "\n";
   out << "http.enabled=" << r.http.enabled << "\nhttp.listen=" << r.http.listen.ToString()
       << "\nhttp.threads=" << r.http.threads << "\nhttp.ui_dir=" << r.http.ui_dir << "\n";
   const OrchestratorOptions& o = r.orchestrator;

@@ -27,6 +27,7 @@ struct RuntimeOptions {
   std::string bus_url;
   tls::TlsPaths tls;
   bool insecure = false;
+  std::string log_format;            // text | json
   bool acl = false;                  // operator tokens required (access_control.h)
   HttpConfig http;                   // the HTTP server (src/orchestrator/http/)
   OrchestratorOptions orchestrator;  // `alert` left empty: main wires it

@@ -78,6 +78,7 @@ const std::map<std::string, std::string>& Alternatives() {
       {"http.listen", "http: {listen: 127.0.0.1:7090}"},
       {"http.threads", "http: {threads: 2}"},
       {"http.ui_dir", "http: {ui_dir: /srv/apollo-ui}"},
+      {"log_format", "log_format: json"},
   };
   return *m;
 }

@@ -31,10 +31,10 @@ scrape() {
     fail "promtool check metrics: $(cat "$E2E_DIR/promtool.out")"
 }
 
-start_orchestrator
+start_orchestrator --log-format json
 BASE="http://127.0.0.1:$HTTP_PORT"
 [ -n "$HTTP_PORT" ] || die "no 'HTTP on' line in the orchestrator's log"
-start_agent worker-1 --label role=worker --metrics-listen 127.0.0.1:0
+start_agent worker-1 --label role=worker --metrics-listen 127.0.0.1:0 --log-format json
 wait_until 20 "worker-1 connected" node_connected worker-1
 agent_metrics_port() { grep -oE 'metrics on http://127.0.0.1:[0-9]+' "$E2E_DIR/worker-1.log" | tail -n 1 | sed 's/.*://'; }
 agent_serves_metrics() { [ -n "$(agent_metrics_port)" ]; }
@@ -101,6 +101,20 @@ EOF
 [ "$(sample "$E2E_DIR/after.prom" 'apollo_tasks{state="PENDING"}')" = 0 ] || fail "PENDING tasks left"
 grep -q '^apollo_bus_pending_events{partition="0"} ' "$E2E_DIR/after.prom" || fail "no bus lag per partition"
 check_pass "/metrics moves as 3 tasks flow (tasks by state, transitions, latencies); promtool check metrics passes"
+
+# 2a. --log-format json: every line of both daemons is one JSON object; an
+# agent's lines about a task carry task_id, node_id and attempt as keys.
+for f in orchestrator worker-1; do
+  jq -ce . "$E2E_DIR/$f.log" >/dev/null 2>"$E2E_DIR/jq.err" ||
+    fail "$f.log is not one JSON object per line: $(head -c 300 "$E2E_DIR/jq.err"); $(head -n 3 "$E2E_DIR/$f.log")"
+done
+[ "$(jq -r 'select(.msg | test("listening on")) | .daemon + " " + .level' "$E2E_DIR/orchestrator.log")" = "orchestrator info" ] ||
+  fail "no JSON 'listening on' line from the orchestrator"
+line=$(jq -c 'select(.task_id == "http-b" and (.msg | test("SUCCEEDED")))' "$E2E_DIR/worker-1.log")
+[ "$(jq -r '"\(.daemon) \(.node_id) \(.attempt) \(.level)"' <<<"$line")" = "edge-agent worker-1 1 info" ] &&
+  jq -e '.ts | test("^20[0-9-]+T[0-9:.]+Z$")' <<<"$line" >/dev/null ||
+  fail "the agent's JSON line about http-b: $line"
+check_pass "--log-format json: every line of both daemons is JSON; the agent's task lines carry task_id, node_id, attempt"
 
 # 2b. The agent's own /metrics (--metrics-listen) moves too.
 agent_scrape "$E2E_DIR/agent-after.prom"
