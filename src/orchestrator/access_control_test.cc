@@ -47,6 +47,18 @@ std::map<std::string, std::pair<Role, Call>> Table() {
   revoke.set_name("nobody");
   return {
       {"GetTask", {Role::kViewer, Unary(&Stub::GetTask)}},
+      {"WhoAmI", {Role::kViewer, Unary(&Stub::WhoAmI)}},
+      {"WatchTasks",
+       {Role::kViewer,
+        [](Stub& stub, grpc::ClientContext& ctx) {
+          apollo::v1::WatchTasksRequest req;
+          req.set_task_id("no-such-task");
+          auto reader = stub.WatchTasks(&ctx, req);
+          apollo::v1::WatchTasksResponse r;
+          while (reader->Read(&r)) {
+          }
+          return reader->Finish();
+        }}},
       {"ListTasks", {Role::kViewer, Unary(&Stub::ListTasks)}},
       {"ListNodes", {Role::kViewer, Unary(&Stub::ListNodes)}},
       {"TaskEvents", {Role::kViewer, Unary(&Stub::TaskEvents)}},
@@ -140,6 +152,18 @@ class AccessControlTest : public ::testing::Test {
 bool Refused(const grpc::Status& s) {
   return s.error_code() == grpc::StatusCode::UNAUTHENTICATED ||
          s.error_code() == grpc::StatusCode::PERMISSION_DENIED;
+}
+
+TEST_F(AccessControlTest, WhoAmINamesTheTokenAndItsRole) {
+  const std::string token = Token("vera", Role::kOperator);
+  grpc::ClientContext ctx;
+  ctx.AddMetadata("authorization", "Bearer " + token);
+  apollo::v1::WhoAmIResponse r;
+  grpc::Status s = stub_->WhoAmI(&ctx, apollo::v1::WhoAmIRequest(), &r);
+  ASSERT_TRUE(s.ok()) << s.error_message();
+  EXPECT_EQ(r.name(), "vera");
+  EXPECT_EQ(r.role(), "operator");
+  EXPECT_TRUE(r.tokens_required());
 }
 
 TEST_F(AccessControlTest, EveryRpcNeedsItsRole) {

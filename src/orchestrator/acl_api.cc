@@ -96,6 +96,16 @@ grpc::Status ApiService::CreateToken(grpc::ServerContext* ctx,
   });
 }
 
+grpc::Status ApiService::WhoAmI(grpc::ServerContext* ctx, const apollo::v1::WhoAmIRequest*,
+                                apollo::v1::WhoAmIResponse* resp) {
+  Decision d = access_.Check(*ctx, Role::kViewer, "whoami");
+  if (!d.status.ok()) return ToGrpc(d.status);
+  resp->set_name(d.caller.who);
+  resp->set_role(std::string(RoleName(d.caller.role)));
+  resp->set_tokens_required(access_.enabled());
+  return grpc::Status::OK;
+}
+
 grpc::Status ApiService::ListTokens(grpc::ServerContext* ctx, const apollo::v1::ListTokensRequest*,
                                     apollo::v1::ListTokensResponse* resp) {
   if (grpc::Status a = Allow(*ctx, Role::kAdmin, "token.list"); !a.ok()) return a;

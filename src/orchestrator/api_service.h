@@ -91,6 +91,8 @@ class ApiService final : public apollo::v1::Orchestrator::Service {
                             apollo::v1::CreateTokenResponse* resp) override;
   grpc::Status CreateToken(grpc::ServerContext*, const apollo::v1::CreateTokenRequest* req,
                            apollo::v1::CreateTokenResponse* resp) override;
+  grpc::Status WhoAmI(grpc::ServerContext*, const apollo::v1::WhoAmIRequest*,
+                      apollo::v1::WhoAmIResponse* resp) override;
   grpc::Status ListTokens(grpc::ServerContext*, const apollo::v1::ListTokensRequest* req,
                           apollo::v1::ListTokensResponse* resp) override;
   grpc::Status RevokeToken(grpc::ServerContext*, const apollo::v1::RevokeTokenRequest* req,

@@ -276,6 +276,8 @@ curl -sSN --max-time 3 -H "Authorization: Bearer $VIEWER" "$BASE/api/v1/stream" 
 grep -q '^retry: ' "$E2E_DIR/stream-viewer.sse" || fail "a viewer's stream did not open: $(head -c 300 "$E2E_DIR/stream-viewer.sse")"
 req GET /metrics -H "Authorization: Bearer $VIEWER" >/dev/null
 [ "$(status)" = 200 ] || fail "viewer /metrics: $(status)"
+body=$(req GET /api/v1/whoami -H "Authorization: Bearer $VIEWER")
+[ "$(jq -c '[.name, .role, .tokens_required]' <<<"$body")" = '["vera","viewer",true]' ] || fail "whoami: $body"
 req GET /api/v1/tasks -H "Authorization: Bearer $VIEWER" >/dev/null
 [ "$(status)" = 200 ] || fail "viewer list: $(status)"
 body=$(req POST /api/v1/tasks -H "Authorization: Bearer $VIEWER" -H 'Content-Type: application/yaml' \

@@ -70,6 +70,9 @@ std::vector<Route> MakeRoutes() {
       Bind("GET", "/api/v1/intents", "ListIntents",
            "Circuit breakers per intent, the dispatch queue and the retry budget", Body::kNone,
            &S::ListIntents),
+      Bind("GET", "/api/v1/whoami", "WhoAmI",
+           "The caller: its token's name and role, and whether tokens are required", Body::kNone,
+           &S::WhoAmI),
   };
 }
 
