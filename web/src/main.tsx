@@ -3,7 +3,7 @@
 
 import { render } from 'preact';
 import { useEffect, useMemo, useState } from 'preact/hooks';
-import { GetToken, SetToken } from './api';
+import { ApiError, ErrorText, GetToken, SetToken } from './api';
 import { FeedContext, useFeedMode } from './hooks';
 import { useRoute, type Route } from './router';
 import { LiveFeed, kPollMs } from './stream';
@@ -14,6 +14,7 @@ import { NodesPage } from './pages/NodesPage';
 import { AlertsPage } from './pages/AlertsPage';
 import { DeadLettersPage } from './pages/DeadLettersPage';
 import { BusPage } from './pages/BusPage';
+import { FetchWhoAmI, IdentityContext, IdentityText, type Identity } from './whoami';
 import './style.css';
 
 const kPages: [Route['page'], string, string][] = [
@@ -40,6 +41,59 @@ function FeedIndicator() {
       <span class="dot" aria-hidden="true" /> {text}
     </span>
   );
+}
+
+// Who the token is, beside the token button: "vera · viewer", or "no tokens
+// required". Nothing when the server cannot say (an older server without
+// /whoami, or the server is down: the feed indicator says that).
+function IdentityBadge({ identity }: { identity: Identity }) {
+  const { who, error } = identity;
+  if (who) {
+    const text = IdentityText(who);
+    const title = who.tokens_required
+      ? `This token is ${who.name || '(unnamed)'}, role ${who.role}.`
+      : 'The orchestrator runs without operator tokens: every caller may do everything.';
+    return (
+      <span class="whoami" data-testid="whoami" data-role={who.role} title={title}>
+        {text}
+      </span>
+    );
+  }
+  if (error instanceof ApiError && error.code === 'UNAUTHENTICATED') {
+    return (
+      <span class="whoami whoami-none" data-testid="whoami" title={ErrorText(error)}>
+        no valid token
+      </span>
+    );
+  }
+  return null;
+}
+
+// Asks /whoami again when the token changes (`epoch`); retries while the
+// server is unreachable.
+function useIdentity(epoch: number): Identity {
+  const [identity, setIdentity] = useState<Identity>({ who: null, error: null });
+  useEffect(() => {
+    const abort = new AbortController();
+    let timer: number | undefined;
+    setIdentity({ who: null, error: null });
+    const ask = () => {
+      FetchWhoAmI(abort.signal).then(
+        (who) => setIdentity({ who, error: null }),
+        (error) => {
+          if (abort.signal.aborted) return;
+          setIdentity({ who: null, error });
+          if (error instanceof ApiError && error.code === 'NETWORK') timer = window.setTimeout(ask, 5000);
+        },
+      );
+    };
+    ask();
+    return () => {
+      abort.abort();
+      window.clearTimeout(timer);
+    };
+  }, [epoch]);
+  return identity;
 }
 
 function TokenField({ onChange }: { onChange: () => void }) {
@@ -115,6 +169,7 @@ function App() {
   const feed = useMemo(() => new LiveFeed(), []);
   // Bumped when the token changes: pages remount and fetch again.
   const [epoch, setEpoch] = useState(0);
+  const identity = useIdentity(epoch);
   useEffect(() => {
     feed.Start();
     return () => feed.Stop();
@@ -122,27 +177,30 @@ function App() {
   const current = route.page === 'task' ? 'tasks' : route.page;
   return (
     <FeedContext.Provider value={feed}>
-      <header class="top">
-        <a class="brand" href="#/">
-          Apollo-11
-        </a>
-        <nav aria-label="Pages">
-          {kPages.map(([page, href, label]) => (
-            <a key={page} href={href} aria-current={current === page ? 'page' : undefined}>
-              {label}
-            </a>
-          ))}
-        </nav>
-        <span class="spacer" />
-        <FeedIndicator />
-        <TokenField
-          onChange={() => {
-            feed.Restart();
-            setEpoch((n) => n + 1);
-          }}
-        />
-      </header>
-      <Page route={route} epoch={epoch} />
+      <IdentityContext.Provider value={identity}>
+        <header class="top">
+          <a class="brand" href="#/">
+            Apollo-11
+          </a>
+          <nav aria-label="Pages">
+            {kPages.map(([page, href, label]) => (
+              <a key={page} href={href} aria-current={current === page ? 'page' : undefined}>
+                {label}
+              </a>
+            ))}
+          </nav>
+          <span class="spacer" />
+          <FeedIndicator />
+          <IdentityBadge identity={identity} />
+          <TokenField
+            onChange={() => {
+              feed.Restart();
+              setEpoch((n) => n + 1);
+            }}
+          />
+        </header>
+        <Page route={route} epoch={epoch} />
+      </IdentityContext.Provider>
     </FeedContext.Provider>
   );
 }
