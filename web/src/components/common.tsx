@@ -5,6 +5,7 @@ import { ApiError } from '../api';
 import { kStateOrder, kStates, LookOf } from '../states';
 import { Age, IsoUtc, LocalTime, UsToMs } from '../time';
 import { useNow } from '../hooks';
+import type { Permission } from '../whoami';
 
 export function StateBadge({ state, label }: { state: string; label?: string }) {
   const look = LookOf(state);
@@ -91,6 +92,18 @@ export function Chips({ map }: { map: Record<string, string> }) {
           {k}={v}
         </span>
       ))}
+    </span>
+  );
+}
+
+// Why the buttons beside it are disabled: "needs admin" (the role the
+// token lacks); the full reason in the tooltip. Nothing when allowed.
+export function NeedsRole({ perm, id }: { perm: Permission; id?: string }) {
+  if (perm.allowed) return null;
+  return (
+    <span class="needs-role" id={id} data-testid="needs-role" title={perm.reason}>
+      <span aria-hidden="true">🔒 </span>
+      {perm.short}
     </span>
   );
 }

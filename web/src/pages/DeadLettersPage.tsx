@@ -3,10 +3,11 @@
 
 import { useState } from 'preact/hooks';
 import { Api } from '../api';
-import { Empty, ErrorBox, Loading, When } from '../components/common';
+import { Empty, ErrorBox, Loading, NeedsRole, When } from '../components/common';
 import { usePolling } from '../hooks';
 import { TaskHref } from '../router';
 import type { DeadLetter, ListDeadLettersResponse, ReplayDeadLettersResponse } from '../types';
+import { useCan } from '../whoami';
 
 const kRefreshMs = 5000;
 const kPage = 100;
@@ -26,6 +27,12 @@ export function DeadLettersPage() {
   const [actionError, setActionError] = useState<unknown>(null);
   const [note, setNote] = useState('');
   const [busy, setBusy] = useState(false);
+  // Replay and drop need an admin token.
+  const can = useCan('admin');
+  const gate = {
+    title: can.reason || undefined,
+    'aria-describedby': can.allowed ? undefined : 'dlq-needs',
+  };
 
   const refresh = usePolling(
     async () => {
@@ -75,9 +82,12 @@ export function DeadLettersPage() {
     <main>
       <div class="title-row">
         <h1>Dead letters</h1>
-        <button type="button" disabled={busy || list.length === 0} onClick={() => void replay(null)}>
-          Replay all
-        </button>
+        <span class="row">
+          <NeedsRole perm={can} id="dlq-needs" />
+          <button type="button" disabled={busy || list.length === 0 || !can.allowed} {...gate} onClick={() => void replay(null)}>
+            Replay all
+          </button>
+        </span>
       </div>
       <p class="muted">
         Events the bus could not apply (e.g. about a task the store does not know). Fix the cause, then replay; a letter
@@ -125,10 +135,10 @@ export function DeadLettersPage() {
                 <td class="num">{l.deliveries}</td>
                 <td class="reason">{l.reason}</td>
                 <td class="row-actions">
-                  <button type="button" disabled={busy} onClick={() => void replay(l)}>
+                  <button type="button" disabled={busy || !can.allowed} {...gate} onClick={() => void replay(l)}>
                     Replay
                   </button>
-                  <button type="button" class="danger" disabled={busy} onClick={() => drop(l)}>
+                  <button type="button" class="danger" disabled={busy || !can.allowed} {...gate} onClick={() => drop(l)}>
                     Drop
                   </button>
                 </td>

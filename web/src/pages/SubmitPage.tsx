@@ -4,9 +4,10 @@
 
 import { useRef, useState } from 'preact/hooks';
 import { Api, ApiError } from '../api';
-import { ErrorBox } from '../components/common';
+import { ErrorBox, NeedsRole } from '../components/common';
 import { TaskHref } from '../router';
 import type { Problem, SubmitTasksResponse } from '../types';
+import { useCan } from '../whoami';
 
 const kDraftKey = 'apollo.submit.draft';
 
@@ -82,6 +83,8 @@ export function SubmitPage() {
   // The text the problems are about (the textarea may have changed since).
   const [checked, setChecked] = useState('');
   const area = useRef<HTMLTextAreaElement>(null);
+  // Submitting, and its dry run, need an operator token.
+  const can = useCan('operator');
 
   const edit = (v: string) => {
     setText(v);
@@ -179,12 +182,26 @@ export function SubmitPage() {
         data-testid="task-file"
       />
       <div class="row">
-        <button type="button" disabled={busy || !text.trim()} onClick={() => void send(true)}>
+        <button
+          type="button"
+          disabled={busy || !text.trim() || !can.allowed}
+          title={can.reason || undefined}
+          aria-describedby={can.allowed ? undefined : 'submit-needs'}
+          onClick={() => void send(true)}
+        >
           Dry run
         </button>
-        <button type="button" class="primary" disabled={busy || !text.trim()} onClick={() => void send(false)}>
+        <button
+          type="button"
+          class="primary"
+          disabled={busy || !text.trim() || !can.allowed}
+          title={can.reason || undefined}
+          aria-describedby={can.allowed ? undefined : 'submit-needs'}
+          onClick={() => void send(false)}
+        >
           Submit
         </button>
+        <NeedsRole perm={can} id="submit-needs" />
         {busy && <span class="muted">Sending…</span>}
       </div>
       {error !== null && (

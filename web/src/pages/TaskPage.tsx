@@ -5,12 +5,13 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { Api } from '../api';
 import { Dag } from '../components/Dag';
-import { Chips, Empty, ErrorBox, Kv, Legend, Loading, StateBadge, When } from '../components/common';
+import { Chips, Empty, ErrorBox, Kv, Legend, Loading, NeedsRole, StateBadge, When } from '../components/common';
 import { DepsOf, LoadNeighbourhood, TaskCache, type GraphTask } from '../graph';
 import { useFeed } from '../hooks';
 import { TaskHref } from '../router';
 import type { HistoryEntry, NodeTask, Task, TaskEventsResponse } from '../types';
 import { Duration, UsToMs } from '../time';
+import { useCan } from '../whoami';
 
 // Specs never change: kept across pages for the app's lifetime.
 const kSpecs = new TaskCache();
@@ -215,14 +216,21 @@ function Actions({ task, onDone }: { task: Task; onDone: () => void }) {
     }
   };
   const retryable = task.nodes.some((r) => r.status === 'FAILED' || r.status === 'TIMEOUT');
+  // Cancel and retry need an operator token.
+  const can = useCan('operator');
+  const gate = {
+    title: can.reason || undefined,
+    'aria-describedby': can.allowed ? undefined : 'task-actions-needs',
+  };
   return (
     <div class="actions">
-      <button type="button" disabled={busy || kFinal.has(task.status)} onClick={() => void run('cancel')}>
+      <button type="button" disabled={busy || kFinal.has(task.status) || !can.allowed} {...gate} onClick={() => void run('cancel')}>
         Cancel task
       </button>
-      <button type="button" disabled={busy || !retryable} onClick={() => void run('retry')}>
+      <button type="button" disabled={busy || !retryable || !can.allowed} {...gate} onClick={() => void run('retry')}>
         Retry failed rows
       </button>
+      <NeedsRole perm={can} id="task-actions-needs" />
       {note && <span class="muted">{note}</span>}
       <ErrorBox error={error} title="Refused" />
     </div>
