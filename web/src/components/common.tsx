@@ -102,7 +102,6 @@ export function NeedsRole({ perm, id }: { perm: Permission; id?: string }) {
   if (perm.allowed) return null;
   return (
     <span class="needs-role" id={id} data-testid="needs-role" title={perm.reason}>
-      <span aria-hidden="true">🔒 </span>
       {perm.short}
     </span>
   );
