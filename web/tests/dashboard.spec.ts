@@ -150,6 +150,9 @@ test('a refused task file shows each problem against its line', async ({ page })
 
 test('replay a dead letter: refused while its cause stands, applied after the fix; drop another', async ({ page }) => {
   await page.goto(UiUrl('#/dead-letters'));
+  // No tokens on this orchestrator: the header says so, nothing is disabled for the role.
+  await expect(page.getByTestId('whoami')).toHaveText('no tokens required');
+  await expect(page.getByTestId('needs-role')).toHaveCount(0);
   const table = page.getByTestId('dead-letters');
   // Seeded (tests/cluster.ts): an ACCEPTED of the unknown task late-task,
   // and a malformed PROGRESS.
