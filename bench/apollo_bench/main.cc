@@ -13,6 +13,7 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include <CLI/CLI.hpp>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -20,9 +21,8 @@
 #include <sstream>
 #include <thread>
 
-#include <CLI/CLI.hpp>
-
 #include "apollo_bench/scenario_env.h"
+#include "core/log.h"
 
 namespace {
 
@@ -81,6 +81,9 @@ std::vector<std::string> Split(const std::string& s) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // The simulated agents run the agent's executor in this process: its
+  // per-task log lines would be 2 lines per task here. Warnings and worse only.
+  apollo::log::Init("apollo-bench", apollo::log::Format::kText, "", apollo::log::Level::kWarning);
   // SIGINT/SIGTERM: a watcher thread kills the orchestrators we started
   // (by PID), removes our temp dirs and exits; blocked before any other
   // thread exists.

@@ -14,6 +14,7 @@ struct State {
   std::string daemon = "apollo";
   Format format = Format::kText;
   std::string node_id;
+  Level min_level = Level::kInfo;
 };
 State& Global() {
   static State* s = new State();
@@ -54,10 +55,11 @@ Result<Format> ParseFormat(std::string_view text) {
   return Status::InvalidArgument("must be text or json, got '" + std::string(text) + "'");
 }
 
-void Init(std::string_view daemon, Format format, std::string_view node_id) {
+void Init(std::string_view daemon, Format format, std::string_view node_id, Level min_level) {
   Global().daemon = std::string(daemon);
   Global().format = format;
   Global().node_id = std::string(node_id);
+  Global().min_level = min_level;
 }
 
 Format CurrentFormat() { return Global().format; }
@@ -92,6 +94,7 @@ void Write(Level level, std::string_view message, const Fields& fields) {
                           std::chrono::system_clock::now().time_since_epoch())
                           .count();
   const State& s = Global();
+  if (static_cast<int>(level) < static_cast<int>(s.min_level)) return;
   Fields f = fields;
   if (f.node_id.empty()) f.node_id = s.node_id;
   const std::string line = FormatLine(s.daemon, s.format, level, message, f, now);

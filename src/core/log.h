@@ -51,7 +51,10 @@ Result<Format> ParseFormat(std::string_view text);
 
 // The daemon's name (the text prefix, JSON "daemon") and the format; an
 // agent names its node, which JSON lines without a node_id then carry.
-void Init(std::string_view daemon, Format format, std::string_view node_id = "");
+// Lines below `min_level` are dropped (the benchmark's in-process agents
+// keep only warnings and worse).
+void Init(std::string_view daemon, Format format, std::string_view node_id = "",
+          Level min_level = Level::kInfo);
 Format CurrentFormat();
 
 // Writes one line to stderr.
