@@ -4,6 +4,7 @@
 #include <set>
 #include <tuple>
 
+#include "core/config_values.h"
 #include "core/task_spec.h"
 #include "core/task_spec_rules.h"
 #include "core/yaml_reader.h"
@@ -52,10 +53,9 @@ class TaskParser {
   // An integer in [min, max]; `unit` ("seconds", "") follows it in messages.
   bool Ranged(const YAML::Node& n, std::string_view name, int64_t min, int64_t max,
               std::string_view unit, int64_t* out);
-  bool Seconds(const YAML::Node& n, std::string_view name, int64_t min, int64_t max,
-               int64_t* out) {
-    return Ranged(n, name, min, max, " seconds", out);
-  }
+  // A number of seconds (30) or a duration in whole seconds (30s, 5m,
+  // 1h30m), as the config files take them.
+  bool Seconds(const YAML::Node& n, std::string_view name, int64_t min, int64_t max, int64_t* out);
   bool Name(const YAML::Node& n, std::string_view what, std::string* out);
   bool Metadata(const YAML::Node& n, std::map<std::string, std::string>* out);
   bool Field(const Field& f, TaskSpec* spec, std::optional<RetryPolicySource>* written);
@@ -84,6 +84,32 @@ bool TaskParser::Ranged(const YAML::Node& n, std::string_view name, int64_t min,
     return false;
   }
   *out = *v;
+  return true;
+}
+
+bool TaskParser::Seconds(const YAML::Node& n, std::string_view name, int64_t min, int64_t max,
+                         int64_t* out) {
+  // A plain integer keeps the integer's own diagnostics (e.g. a negative value).
+  if (!n.IsScalar() || n.Scalar().empty() ||
+      n.Scalar().find_first_not_of("+-0123456789") == std::string::npos) {
+    return Ranged(n, name, min, max, " seconds", out);
+  }
+  auto d = ParseDuration(n.Scalar());
+  if (!d.ok()) {
+    r_.Error(n, "'" + std::string(name) +
+                    "' must be seconds or a duration (30, 30s, 5m, 1h), got " + Quote(n.Scalar()));
+    return false;
+  }
+  if (*d % std::chrono::seconds(1) != Duration::zero()) {
+    r_.Error(n, "'" + std::string(name) + "' must be whole seconds, got " + Quote(n.Scalar()));
+    return false;
+  }
+  const int64_t secs = std::chrono::duration_cast<std::chrono::seconds>(*d).count();
+  if (auto p = internal::RangeProblem(name, secs, min, max, " seconds"); !p.empty()) {
+    r_.Error(n, p);
+    return false;
+  }
+  *out = secs;
   return true;
 }
 

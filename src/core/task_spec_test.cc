@@ -123,6 +123,33 @@ TEST(TaskSpecTest, MissingTaskIdIsLeftToBeGenerated) {
   EXPECT_TRUE(p.tasks[0].task_id.empty());
 }
 
+TEST(TaskSpecTest, SecondsFieldsTakeDurationsAsConfigFilesDo) {
+  ParsedTasks p = ParseTaskFile(
+      "intent: noop\ntarget_selector: {type: nodes, nodes: [n1]}\ntimeout: 2m\n"
+      "start_timeout: 1h30m\n"
+      "retry_policy: {max_retries: 1, initial_interval: 5s, max_interval: 90, backoff: fixed}\n",
+      "f.yaml");
+  ASSERT_TRUE(p.ok()) << Joined(p);
+  EXPECT_EQ(p.tasks[0].timeout, std::chrono::seconds(120));
+  EXPECT_EQ(p.tasks[0].start_timeout, std::chrono::seconds(5400));
+  EXPECT_EQ(p.tasks[0].retry_policy.initial_interval, std::chrono::seconds(5));
+  EXPECT_EQ(p.tasks[0].retry_policy.max_interval, std::chrono::seconds(90));
+  // Fractions of a second, bad units and out-of-range durations are refused
+  // where they are written.
+  p = ParseTaskFile(
+      "intent: noop\ntarget_selector: {type: nodes, nodes: [n1]}\ntimeout: 1500ms\n"
+      "start_timeout: 10x\n",
+      "f.yaml");
+  EXPECT_EQ(Joined(p),
+            "f.yaml:3:10: 'timeout' must be whole seconds, got '1500ms'\n"
+            "f.yaml:4:16: 'start_timeout' must be seconds or a duration (30, 30s, 5m, 1h), got "
+            "'10x'\n");
+  p = ParseTaskFile("intent: noop\ntarget_selector: {type: nodes, nodes: [n1]}\ntimeout: 31d\n",
+                    "f.yaml");
+  EXPECT_EQ(Joined(p),
+            "f.yaml:3:10: 'timeout' must be between 1 and 2592000 seconds, got 2678400\n");
+}
+
 TEST(TaskSpecTest, ExternalDependenciesResolvedByTheCaller) {
   const char* kFile =
       "task_id: b\nintent: noop\ntarget_selector: {type: nodes, nodes: [n1]}\ntimeout: 5\n"

@@ -136,7 +136,7 @@ test('a refused task file shows each problem against its line', async ({ page })
   await expect(err.getByRole('alert')).toContainText('nothing was stored');
   await expect(err.locator('li.bad')).toHaveCount(2);
   await expect(err.locator('li[data-line="1"] [data-testid="problem"]')).toContainText("line 1, column 10: invalid task_id 'bad id!'");
-  await expect(err.locator('li[data-line="4"] [data-testid="problem"]')).toContainText("line 4, column 10: 'timeout' must be an integer, got 'soon'");
+  await expect(err.locator('li[data-line="4"] [data-testid="problem"]')).toContainText("line 4, column 10: 'timeout' must be seconds or a duration (30, 30s, 5m, 1h), got 'soon'");
   // Clicking a problem puts the cursor on it in the editor.
   await err.locator('li[data-line="4"] [data-testid="problem"]').click();
   const caret = await page.getByTestId('task-file').evaluate((el) => (el as HTMLTextAreaElement).selectionStart);
