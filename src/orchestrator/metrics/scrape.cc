@@ -8,19 +8,15 @@
 namespace apollo::orchestrator {
 namespace {
 
-using prometheus::ClientMetric;
 using prometheus::MetricFamily;
 using prometheus::MetricType;
-using Labels = std::vector<ClientMetric::Label>;
-
-using Families = MetricFamilies;
 
 double Seconds(Duration d) { return std::chrono::duration<double>(d).count(); }
 
 }  // namespace
 
 std::string MetricsScraper::Scrape() {
-  Families f;
+  MetricFamilies f;
   std::map<std::string, int> errors;  // source -> 1
   f.Family("apollo_build_info", MetricType::Gauge, "Always 1; the release in its label");
   f.Add(1, {{"version", kVersion}});
