@@ -1,4 +1,4 @@
--- Apollo-11 state store schema for PostgreSQL, version 3.
+-- Apollo-11 state store schema for PostgreSQL, version 4.
 --
 --   psql -d apollo_state -f schema.sql
 --
@@ -13,7 +13,7 @@ BEGIN;
 SELECT pg_advisory_xact_lock(7111969);
 CREATE TABLE IF NOT EXISTS schema_version(version INTEGER PRIMARY KEY  , applied_at TIMESTAMPTZ NOT NULL DEFAULT now() );
 DO $$ BEGIN
-  IF (SELECT COALESCE(max(version), 3) FROM schema_version) < 3 THEN
+  IF (SELECT COALESCE(max(version), 4) FROM schema_version) < 4 THEN
     RAISE EXCEPTION 'this database has an older Apollo-11 schema: start the orchestrator on it once to migrate it';
   END IF;
 END $$;
@@ -70,10 +70,30 @@ CREATE TABLE IF NOT EXISTS task_status(
   node_count  INTEGER NOT NULL,
   dependents  INTEGER NOT NULL DEFAULT 0,   -- tasks depending on this one
   start_timeout_us BIGINT NOT NULL DEFAULT 0,  -- 0: no schedule-to-start deadline
-  compensate  BOOLEAN NOT NULL DEFAULT false); -- the spec has on_failure
+  compensate  BOOLEAN NOT NULL DEFAULT false,  -- the spec has on_failure
+  -- Gates on its PENDING rows: rows of a rollout batch above open_batch
+  -- wait (rows of a task without a rollout are all batch 0), and so does
+  -- every row while an operator holds the task.
+  open_batch  INTEGER NOT NULL DEFAULT 0,
+  held_by     TEXT NOT NULL DEFAULT '',
+  follow      BOOLEAN NOT NULL DEFAULT false); -- nodes matching later get it too
 CREATE INDEX IF NOT EXISTS task_status_by_status ON task_status(status, task_ref);
 CREATE INDEX IF NOT EXISTS task_status_settled ON task_status(settled_at)
   WHERE settled_at IS NOT NULL;
+CREATE INDEX IF NOT EXISTS task_status_follow ON task_status(task_ref) WHERE follow;
+
+-- A rollout's progress (core/rollout.h); its open batch is task_status's.
+CREATE TABLE IF NOT EXISTS rollouts(
+  task_ref   BIGINT PRIMARY KEY,
+  state      INTEGER NOT NULL,  -- RolloutState
+  batches    INTEGER NOT NULL,
+  paused_by  TEXT NOT NULL DEFAULT '',
+  reason     TEXT NOT NULL DEFAULT '',
+  next_at    BIGINT,            -- waiting: when the next batch opens
+  tolerated  INTEGER NOT NULL DEFAULT 0,  -- failures accepted by a resume
+  version    BIGINT NOT NULL,
+  updated_at BIGINT NOT NULL);
+CREATE INDEX IF NOT EXISTS rollouts_active ON rollouts(task_ref) WHERE state < 5;
 
 CREATE TABLE IF NOT EXISTS task_deps(
   task_ref BIGINT NOT NULL,
@@ -102,6 +122,7 @@ CREATE TABLE IF NOT EXISTS task_nodes(
   extensions     INTEGER NOT NULL DEFAULT 0,  -- execution timeouts extended
   permanent      BOOLEAN NOT NULL DEFAULT false,  -- failed for good: no retry
   priority       INTEGER NOT NULL DEFAULT 1,  -- the task's, for due work
+  batch          INTEGER NOT NULL DEFAULT 0,  -- its rollout batch (0: none)
   PRIMARY KEY (task_ref, node_ref));
 CREATE INDEX IF NOT EXISTS task_nodes_by_node ON task_nodes(node_ref, task_ref);
 CREATE INDEX IF NOT EXISTS task_nodes_due ON task_nodes(priority, due_at)
@@ -185,5 +206,5 @@ CREATE INDEX IF NOT EXISTS audit_by_time ON audit(at);
   CREATE SEQUENCE IF NOT EXISTS hist_ids; 
 
 
-INSERT INTO schema_version(version) VALUES (3) ON CONFLICT (version) DO NOTHING;
+INSERT INTO schema_version(version) VALUES (4) ON CONFLICT (version) DO NOTHING;
 COMMIT;

@@ -40,6 +40,7 @@ struct Parsed {
   TaskIdOptions task_id;
   ListOptions list;
   CancelOptions cancel;
+  RolloutOptions rollout;
   WatchOptions watch;
   ReconcileOptions reconcile;
   DlqOptions dlq;
@@ -117,6 +118,24 @@ void AddTaskCommands(CLI::App* task, Parsed& p) {
   CLI::App* c = AddTaskIdCommand(task, "cancel", "cancel a task on every node", p.cancel.task_id);
   c->add_option("--reason", p.cancel.reason, "why, recorded in the history");
   OnParsed(c, p, p.cancel, RunCancel);
+
+  // A rollout's controls: one command each, the same options.
+  const std::pair<const char*, const char*> controls[] = {
+      {"pause", "pause a task's rollout: no new batch starts"},
+      {"resume", "resume a paused rollout (after a breached budget: accept its failures)"},
+      {"approve", "approve a rollout's canary: its next batch starts"},
+      {"abort", "abort a rollout: cancel what has not started, roll back what changed"}};
+  for (const auto& [name, help] : controls) {
+    CLI::App* r = AddTaskIdCommand(task, name, help, p.rollout.task_id);
+    r->add_option("--reason", p.rollout.reason, "why, recorded in the history with who");
+    const std::string action = name;
+    r->callback([&p, action] {
+      p.rollout.action = action;
+      p.command = [&p](OrchestratorClient& c, std::ostream& o, std::ostream& e) {
+        return RunRollout(p.global, p.rollout, c, o, e);
+      };
+    });
+  }
 
   CLI::App* w = AddTaskIdCommand(task, "watch", "follow a task until it is final", p.watch.task_id);
   w->add_option("--for", p.watch.max_wait_s, "give up after this many seconds (0: never)")

@@ -104,6 +104,17 @@ Result<v1::Task> OrchestratorClient::RetryTask(const std::string& task_id) {
                         [&](auto& ctx, auto& resp) { return stub_->RetryTask(&ctx, req, &resp); });
 }
 
+Result<v1::Task> OrchestratorClient::ControlRollout(const std::string& task_id,
+                                                    const std::string& action,
+                                                    const std::string& reason) {
+  v1::ControlRolloutRequest req;
+  req.set_task_id(task_id);
+  req.set_action(action);
+  req.set_reason(reason);
+  return Call<v1::Task>(
+      task_id, [&](auto& ctx, auto& resp) { return stub_->ControlRollout(&ctx, req, &resp); });
+}
+
 Result<v1::ListNodesResponse> OrchestratorClient::ListNodes() {
   v1::ListNodesRequest req;
   return Call<v1::ListNodesResponse>(

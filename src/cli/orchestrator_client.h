@@ -41,6 +41,9 @@ class OrchestratorClient {
   Result<v1::ListTasksResponse> ListTasks(const v1::ListTasksRequest& req);
   Result<v1::Task> CancelTask(const std::string& task_id, const std::string& reason);
   Result<v1::Task> RetryTask(const std::string& task_id);
+  // action: pause, resume, approve or abort.
+  Result<v1::Task> ControlRollout(const std::string& task_id, const std::string& action,
+                                  const std::string& reason);
   Result<v1::ListNodesResponse> ListNodes();
   Result<v1::TaskEventsResponse> TaskEvents(const std::string& task_id);
   Result<v1::SyncNodeResponse> SyncNode(const std::string& node_id);

@@ -31,6 +31,7 @@ json NodeTaskToJson(const v1::NodeTask& n) {
             {"last_error", n.last_error()},
             {"blocked_reason", n.blocked_reason()}};
   if (n.permanent()) j["permanent"] = true;
+  if (n.batch() > 0) j["batch"] = n.batch();
   if (!n.result_json().empty()) {
     json parsed = json::parse(n.result_json(), nullptr, /*allow_exceptions=*/false);
     j["result"] = parsed.is_discarded() ? json(n.result_json()) : std::move(parsed);
@@ -49,6 +50,15 @@ json TaskStatusToJson(const v1::Task& task) {
             {"start_timeout_s", task.start_timeout_s()},
             {"nodes", std::move(nodes)}};
   if (!task.compensates().empty()) j["compensates"] = task.compensates();
+  if (!task.held_by().empty()) j["held_by"] = task.held_by();
+  if (task.has_rollout()) {
+    const v1::RolloutStatus& r = task.rollout();
+    j["rollout"] = {{"state", r.state()},         {"open_batch", r.open_batch()},
+                    {"batches", r.batches()},     {"failures", r.failures()},
+                    {"tolerated", r.tolerated()}, {"paused_by", r.paused_by()},
+                    {"reason", r.reason()},       {"next_at", TimeOrNull(r.next_at_us())},
+                    {"summary", r.summary()}};
+  }
   return j;
 }
 
@@ -101,8 +111,16 @@ json NodesToJson(const v1::ListNodesResponse& resp) {
 json SubmitToJson(const v1::SubmitTasksResponse& resp, bool dry_run) {
   json tasks = json::array();
   for (const auto& t : resp.tasks()) {
-    tasks.push_back(
-        {{"task_id", t.task_id()}, {"created", t.created()}, {"nodes", Strings(t.nodes())}});
+    json task = {{"task_id", t.task_id()},
+                 {"created", t.created()},
+                 {"nodes", Strings(t.nodes())},
+                 {"targeting", t.targeting()}};
+    if (t.batches_size() > 0) {
+      json batches = json::array();
+      for (const auto& b : t.batches()) batches.push_back(Strings(b.nodes()));
+      task["batches"] = std::move(batches);
+    }
+    tasks.push_back(std::move(task));
   }
   json errors = json::array();
   for (const auto& d : resp.errors()) {

@@ -70,6 +70,11 @@ int RunRetry(const GlobalOptions& global, const TaskIdOptions& opts, Orchestrato
   return PrintTask(global, client.RetryTask(opts.task_id), out, err);
 }
 
+int RunRollout(const GlobalOptions& global, const RolloutOptions& opts, OrchestratorClient& client,
+               std::ostream& out, std::ostream& err) {
+  return PrintTask(global, client.ControlRollout(opts.task_id, opts.action, opts.reason), out, err);
+}
+
 int RunEvents(const GlobalOptions& global, const TaskIdOptions& opts, OrchestratorClient& client,
               std::ostream& out, std::ostream& err) {
   auto resp = client.TaskEvents(opts.task_id);

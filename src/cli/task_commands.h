@@ -1,7 +1,8 @@
 #pragma once
 
 // The one-request task commands of apollo-cli: `task status`, `task list`,
-// `task cancel`, `task retry`, `task events`. Each makes one RPC, prints the
+// `task cancel`, `task retry`, `task events`, and a rollout's `task pause`,
+// `resume`, `approve`, `abort`. Each makes one RPC, prints the
 // answer as a table (text) or one JSON document (json) on `out`, and returns
 // the exit code; on failure one line "apollo-cli: <reason>" on `err`.
 
@@ -31,6 +32,13 @@ struct CancelOptions {
   std::string reason;
 };
 
+// task pause|resume|approve|abort.
+struct RolloutOptions {
+  std::string task_id;
+  std::string reason;
+  std::string action;  // the command's name
+};
+
 int RunStatus(const GlobalOptions& global, const TaskIdOptions& opts, OrchestratorClient& client,
               std::ostream& out, std::ostream& err);
 int RunList(const GlobalOptions& global, const ListOptions& opts, OrchestratorClient& client,
@@ -40,6 +48,9 @@ int RunCancel(const GlobalOptions& global, const CancelOptions& opts, Orchestrat
 // Asks for FAILED/TIMEOUT nodes to go to RETRYING; prints the task after.
 int RunRetry(const GlobalOptions& global, const TaskIdOptions& opts, OrchestratorClient& client,
              std::ostream& out, std::ostream& err);
+// Moves the task's rollout; prints the task after (its rollout line first).
+int RunRollout(const GlobalOptions& global, const RolloutOptions& opts, OrchestratorClient& client,
+               std::ostream& out, std::ostream& err);
 int RunEvents(const GlobalOptions& global, const TaskIdOptions& opts, OrchestratorClient& client,
               std::ostream& out, std::ostream& err);
 

@@ -44,13 +44,18 @@ std::string TaskStatusText(const v1::Task& task) {
             (task.start_timeout_s() == 0 ? std::string("none (waits for its nodes forever)")
                                          : std::to_string(task.start_timeout_s()) + "s") +
             "\n";
+  if (task.has_rollout()) header += "rollout: " + OneLine(task.rollout().summary()) + "\n";
+  if (!task.held_by().empty()) header += "held by: " + OneLine(task.held_by()) + "\n";
   if (task.nodes_size() == 0) return header;
+  const bool batches = task.has_rollout();
   std::vector<TableRow> rows = {
       {"NODE", "STATUS", "ATTEMPT", "RETRIES", "UPDATED", "LAST_ERROR", "BLOCKED_REASON"}};
+  if (batches) rows[0].insert(rows[0].begin() + 1, "BATCH");
   for (const auto& n : task.nodes()) {
     rows.push_back({n.node_id(), n.status(), std::to_string(n.attempt()),
                     std::to_string(n.retries()), FormatMicros(n.updated_at_us()), n.last_error(),
                     n.blocked_reason()});
+    if (batches) rows.back().insert(rows.back().begin() + 1, std::to_string(n.batch()));
   }
   return header + RenderTable(rows);
 }
@@ -74,8 +79,10 @@ std::string HistoryText(const std::string& task_id, const v1::TaskEventsResponse
   std::vector<TableRow> rows = {{"TIME", "NODE", "TRANSITION", "ATTEMPT", "CAUSE", "DETAIL"}};
   for (const auto& e : resp.entries()) {
     std::string from = e.from_status().empty() ? "(new)" : e.from_status();
-    rows.push_back({FormatMicros(e.at_us()), e.node_id(), from + " -> " + e.to_status(),
-                    std::to_string(e.attempt()), e.cause(), e.detail()});
+    // An entry about the task as a whole (a rollout paused, a hold) names no node.
+    rows.push_back({FormatMicros(e.at_us()), e.node_id().empty() ? "(task)" : e.node_id(),
+                    from + " -> " + e.to_status(), std::to_string(e.attempt()), e.cause(),
+                    e.detail()});
   }
   return RenderTable(rows);
 }
@@ -106,7 +113,18 @@ std::string SubmitText(const v1::SubmitTasksResponse& resp, bool dry_run) {
     std::string what = dry_run       ? "would target " + nodes
                        : t.created() ? "created, " + nodes
                                      : "already submitted (unchanged), " + nodes;
+    if (t.targeting() == "follow") {
+      what += " (follow: nodes that match later get it too)";
+    } else if (t.targeting() == "static" && dry_run) {
+      what += " (static: the nodes matched now)";
+    }
     out += OneLine("task " + t.task_id() + ": " + what) + "\n";
+    for (int b = 0; b < t.batches_size(); ++b) {
+      out += OneLine("  rollout batch " + std::to_string(b + 1) + " of " +
+                     std::to_string(t.batches_size()) + ": " +
+                     JoinStrings(t.batches(b).nodes(), ", ")) +
+             "\n";
+    }
   }
   if (dry_run) out += "dry run: nothing was stored\n";
   return out;

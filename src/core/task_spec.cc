@@ -83,6 +83,7 @@ nlohmann::json SpecToJson(const TaskSpec& s) {
     case SelectorType::kNodes: sel["nodes"] = s.target_selector.nodes; break;
   }
   sel["allow_empty"] = s.target_selector.allow_empty;
+  if (s.target_selector.follow) sel["follow"] = true;
   // nlohmann::json objects are std::map-backed: keys come out sorted, which
   // is what makes the dump canonical. Fields added later appear only when
   // set, so a spec stored before them still compares equal.
@@ -101,6 +102,19 @@ nlohmann::json SpecToJson(const TaskSpec& s) {
     j["on_failure"] = {{"intent", s.on_failure->intent},
                        {"params", s.on_failure->params},
                        {"timeout", s.on_failure->timeout.count()}};
+  }
+  if (s.rollout) {
+    const RolloutSpec& r = *s.rollout;
+    json ro{{"batch_size", r.batch_size},
+            {"batch_percent", r.batch_percent},
+            {"canary", r.canary},
+            {"canary_approve", r.canary_approve},
+            {"canary_wait", r.canary_wait.count()},
+            {"pause_between", r.pause_between.count()},
+            {"on_breach", BreachActionName(r.on_breach)}};
+    if (r.max_fail_percentage) ro["max_fail_percentage"] = *r.max_fail_percentage;
+    if (r.max_failures) ro["max_failures"] = *r.max_failures;
+    j["rollout"] = std::move(ro);
   }
   if (!s.compensates.empty()) j["compensates"] = s.compensates;
   return j;
@@ -130,6 +144,7 @@ Result<TaskSpec> SpecFromJsonUnchecked(const nlohmann::json& j) {
     return Status::InvalidArgument("spec JSON: unknown target_selector type '" + type + "'");
   }
   s.target_selector.allow_empty = sel.value("allow_empty", false);
+  s.target_selector.follow = sel.value("follow", false);
   s.timeout = std::chrono::seconds(j.at("timeout").get<int64_t>());
   const auto& r = j.at("retry_policy");
   if (r.contains("tiers")) {
@@ -174,6 +189,24 @@ Result<TaskSpec> SpecFromJsonUnchecked(const nlohmann::json& j) {
     s.on_failure = CompensationSpec{f.at("intent").get<std::string>(),
                                     f.value("params", nlohmann::json::object()),
                                     std::chrono::seconds(f.value("timeout", int64_t{0}))};
+  }
+  if (j.contains("rollout")) {
+    const auto& ro = j.at("rollout");
+    RolloutSpec r;
+    r.batch_size = ro.value("batch_size", 0);
+    r.batch_percent = ro.value("batch_percent", 0);
+    r.canary = ro.value("canary", 0);
+    r.canary_approve = ro.value("canary_approve", false);
+    r.canary_wait = std::chrono::seconds(ro.value("canary_wait", int64_t{0}));
+    r.pause_between = std::chrono::seconds(ro.value("pause_between", int64_t{0}));
+    if (ro.contains("max_fail_percentage")) {
+      r.max_fail_percentage = ro.at("max_fail_percentage").get<int>();
+    }
+    if (ro.contains("max_failures")) r.max_failures = ro.at("max_failures").get<int>();
+    auto a = ParseBreachAction(ro.value("on_breach", std::string("pause")));
+    if (!a) return Status::InvalidArgument("spec JSON: unknown rollout.on_breach");
+    r.on_breach = *a;
+    s.rollout = r;
   }
   s.compensates = j.value("compensates", std::string());
   return s;

@@ -12,14 +12,14 @@
 #include <chrono>
 #include <functional>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
 #include "core/retry_policy.h"
+#include "core/rollout.h"
 #include "core/status.h"
 
 namespace apollo {
@@ -38,6 +38,9 @@ struct TargetSelector {
   std::vector<std::string> nodes;   // kNodes
   // A label/group selector matching no node is an error at submit unless set.
   bool allow_empty = false;
+  // Dynamic: a node that registers after the submit, or later gains the
+  // label or group, gets the task too (once). Label and group selectors only.
+  bool follow = false;
 
   friend bool operator==(const TargetSelector&, const TargetSelector&) = default;
 };
@@ -93,6 +96,8 @@ struct TaskSpec {
   // orchestrator's default; 0: wait forever.
   std::optional<std::chrono::seconds> start_timeout;
   std::optional<CompensationSpec> on_failure;
+  // Change the nodes in batches (core/rollout.h); nullopt: all at once.
+  std::optional<RolloutSpec> rollout;
   // Set by the orchestrator on a compensation task: the task it compensates
   // (never in a file).
   std::string compensates;

@@ -21,10 +21,14 @@ using internal::Quote;
 using internal::YamlReader;
 
 const std::vector<std::string_view> kTaskFields = {
-    "task_id",      "intent",   "target_selector", "timeout",  "retry_policy", "depends_on",
-    "callback_url", "metadata", "params",          "priority", "start_timeout", "on_failure"};
-const std::vector<std::string_view> kSelectorFields = {"type", "key",   "value",
-                                                       "group", "nodes", "allow_empty"};
+    "task_id",       "intent",       "target_selector", "timeout", "retry_policy",
+    "depends_on",    "callback_url", "metadata",        "params",  "priority",
+    "start_timeout", "on_failure",   "rollout"};
+const std::vector<std::string_view> kSelectorFields = {"type",  "key",         "value", "group",
+                                                       "nodes", "allow_empty", "follow"};
+const std::vector<std::string_view> kRolloutFields = {
+    "batch_size",          "canary",       "canary_wait", "pause_between",
+    "max_fail_percentage", "max_failures", "on_breach"};
 const std::vector<std::string_view> kRetryFields = {
     "max_retries", "initial_interval", "max_interval", "backoff", "jitter", "preset", "tiers"};
 const std::vector<std::string_view> kTierFields = {"name",         "max_retries", "initial_interval",
@@ -50,6 +54,7 @@ class TaskParser {
   // The single-tier fields of `fields` into `out` (prefix: "retry_policy").
   bool TierFields(const std::vector<internal::Field>& fields, const std::string& prefix, RetryTier* out);
   bool Compensation(const YAML::Node& n, CompensationSpec* out);
+  bool Rollout(const YAML::Node& n, RolloutSpec* out);
   // An integer in [min, max]; `unit` ("seconds", "") follows it in messages.
   bool Ranged(const YAML::Node& n, std::string_view name, int64_t min, int64_t max,
               std::string_view unit, int64_t* out);
@@ -167,6 +172,17 @@ bool TaskParser::Selector(const YAML::Node& n, TargetSelector* out) {
     auto b = r_.Bool(f["allow_empty"], "target_selector.allow_empty");
     ok = ok && b.has_value();
     if (b) out->allow_empty = *b;
+  }
+  if (f.count("follow")) {
+    auto b = r_.Bool(f["follow"], "target_selector.follow");
+    ok = ok && b.has_value();
+    if (b) out->follow = *b;
+    if (b && *b) {
+      if (auto p = internal::FollowProblem(out->type); !p.empty()) {
+        r_.Error(f["follow"], p);
+        ok = false;
+      }
+    }
   }
   return ok;
 }
@@ -319,6 +335,74 @@ bool TaskParser::Compensation(const YAML::Node& n, CompensationSpec* out) {
   return ok;
 }
 
+bool TaskParser::Rollout(const YAML::Node& n, RolloutSpec* out) {
+  if (!n.IsMap()) {
+    r_.Error(n,
+             "'rollout' must be a mapping (batch_size, canary, canary_wait, pause_between, "
+             "max_fail_percentage or max_failures, on_breach)");
+    return false;
+  }
+  bool ok = true, have_batch = false, have_wait = false;
+  std::map<std::string, YAML::Node> at;
+  int64_t v = 0;
+  for (auto& f : r_.Fields(n, "rollout", kRolloutFields)) {
+    const std::string name = "rollout." + f.key;
+    at[f.key] = f.value;
+    if (f.key == "batch_size") {
+      auto s = r_.String(f.value, name);
+      if (!s) {
+        ok = false;
+        continue;
+      }
+      if (auto p = internal::BatchSizeProblem(*s, &out->batch_size, &out->batch_percent);
+          !p.empty()) {
+        r_.Error(f.value, p);
+        ok = false;
+        continue;
+      }
+      have_batch = true;
+    } else if (f.key == "canary") {
+      ok = Ranged(f.value, name, 0, internal::kMaxRolloutNodes, "", &v) && ok;
+      out->canary = static_cast<int>(v);
+    } else if (f.key == "canary_wait") {
+      have_wait = true;
+      if (f.value.IsScalar() && f.value.Scalar() == "approve") {
+        out->canary_approve = true;
+        continue;
+      }
+      if (!f.value.IsScalar() || !Seconds(f.value, name, 0, kMaxTimeoutSeconds, &v)) {
+        if (!f.value.IsScalar()) r_.Error(f.value, internal::CanaryWaitHint());
+        ok = false;
+        continue;
+      }
+      out->canary_wait = std::chrono::seconds(v);
+    } else if (f.key == "pause_between") {
+      ok = Seconds(f.value, name, 0, kMaxTimeoutSeconds, &v) && ok;
+      out->pause_between = std::chrono::seconds(v);
+    } else if (f.key == "max_fail_percentage") {
+      ok = Ranged(f.value, name, 0, 100, "", &v) && ok;
+      out->max_fail_percentage = static_cast<int>(v);
+    } else if (f.key == "max_failures") {
+      ok = Ranged(f.value, name, 0, internal::kMaxRolloutNodes, "", &v) && ok;
+      out->max_failures = static_cast<int>(v);
+    } else if (f.key == "on_breach") {
+      auto s = r_.String(f.value, name);
+      auto a = s ? ParseBreachAction(*s) : std::nullopt;
+      if (s && !a) {
+        r_.Error(f.value, "'rollout.on_breach' must be pause or abort, got " + Quote(*s));
+      }
+      ok = ok && a.has_value();
+      if (a) out->on_breach = *a;
+    }
+  }
+  if (!ok) return false;
+  for (const auto& p : internal::RolloutProblems(*out, have_batch, have_wait)) {
+    r_.Error(p.field.empty() ? n : at[p.field], p.message);
+    ok = false;
+  }
+  return ok;
+}
+
 bool TaskParser::Metadata(const YAML::Node& n, std::map<std::string, std::string>* out) {
   if (!n.IsMap()) {
     r_.Error(n, "'metadata' must be a mapping of names to strings");
@@ -387,6 +471,12 @@ bool TaskParser::Field(const internal::Field& f, TaskSpec* spec,
     CompensationSpec c;
     bool ok = Compensation(v, &c);
     if (ok) spec->on_failure = std::move(c);
+    return ok;
+  }
+  if (f.key == "rollout") {
+    RolloutSpec r;
+    bool ok = Rollout(v, &r);
+    if (ok) spec->rollout = std::move(r);
     return ok;
   }
   if (f.key == "depends_on") {

@@ -86,6 +86,7 @@ void FieldsToProto(const TaskSpec& s, v1::TaskSpec* out) {
       break;
   }
   sel->set_allow_empty(s.target_selector.allow_empty);
+  sel->set_follow(s.target_selector.follow);
   out->set_timeout_s(s.timeout.count());
   for (const auto& d : s.depends_on) out->add_depends_on(d);
   out->set_callback_url(s.callback_url);
@@ -98,6 +99,19 @@ void FieldsToProto(const TaskSpec& s, v1::TaskSpec* out) {
     c->set_intent(s.on_failure->intent);
     c->set_params_json(ParamsText(s.on_failure->params));
     c->set_timeout_s(s.on_failure->timeout.count());
+  }
+  if (s.rollout) {
+    const RolloutSpec& r = *s.rollout;
+    v1::Rollout* ro = out->mutable_rollout();
+    ro->set_batch_size(r.batch_size);
+    ro->set_batch_percent(r.batch_percent);
+    ro->set_canary(r.canary);
+    ro->set_canary_approve(r.canary_approve);
+    ro->set_canary_wait_s(r.canary_wait.count());
+    ro->set_pause_between_s(r.pause_between.count());
+    if (r.max_fail_percentage) ro->set_max_fail_percentage(*r.max_fail_percentage);
+    if (r.max_failures) ro->set_max_failures(*r.max_failures);
+    ro->set_on_breach(std::string(BreachActionName(r.on_breach)));
   }
 }
 
@@ -145,6 +159,7 @@ class SpecChecker {
   bool TierFields(const T& pb, const std::string& prefix, RetryTier* out);
   bool Params(std::string_view name, const std::string& text, nlohmann::json* out);
   bool Compensation(const v1::Compensation& pb, CompensationSpec* out);
+  bool Rollout(const v1::Rollout& pb, RolloutSpec* out);
   bool Fields(const v1::TaskSpec& pb, TaskSpec* spec);
 
   const std::string file_;
@@ -212,6 +227,8 @@ bool SpecChecker::Selector(const v1::TargetSelector& pb, TargetSelector* out) {
     }
   }
   out->allow_empty = pb.allow_empty();
+  out->follow = pb.follow();
+  if (out->follow) ok &= Report(internal::FollowProblem(out->type));
   return ok;
 }
 
@@ -326,6 +343,54 @@ bool SpecChecker::Compensation(const v1::Compensation& pb, CompensationSpec* out
   return ok;
 }
 
+bool SpecChecker::Rollout(const v1::Rollout& pb, RolloutSpec* out) {
+  bool ok = true;
+  const bool have_batch = pb.batch_size() != 0 || pb.batch_percent() != 0;
+  if (pb.batch_size() != 0 && pb.batch_percent() != 0) {
+    ok = Report("'rollout.batch_size' and 'rollout.batch_percent' cannot both be given");
+  } else if (pb.batch_percent() != 0) {
+    ok = Report(internal::BatchSizeProblem(std::to_string(pb.batch_percent()) + "%",
+                                           &out->batch_size, &out->batch_percent));
+  } else if (pb.batch_size() != 0) {
+    ok = Report(internal::BatchSizeProblem(std::to_string(pb.batch_size()), &out->batch_size,
+                                           &out->batch_percent));
+  }
+  ok &= Report(
+      internal::RangeProblem("rollout.canary", pb.canary(), 0, internal::kMaxRolloutNodes, ""));
+  out->canary = pb.canary();
+  out->canary_approve = pb.canary_approve();
+  ok &= Report(
+      internal::SecondsProblem("rollout.canary_wait", pb.canary_wait_s(), 0, kMaxTimeoutSeconds));
+  out->canary_wait = std::chrono::seconds(pb.canary_wait_s());
+  ok &= Report(internal::SecondsProblem("rollout.pause_between", pb.pause_between_s(), 0,
+                                        kMaxTimeoutSeconds));
+  out->pause_between = std::chrono::seconds(pb.pause_between_s());
+  if (pb.has_max_fail_percentage()) {
+    ok &= Report(internal::RangeProblem("rollout.max_fail_percentage", pb.max_fail_percentage(), 0,
+                                        100, ""));
+    out->max_fail_percentage = pb.max_fail_percentage();
+  }
+  if (pb.has_max_failures()) {
+    ok &= Report(internal::RangeProblem("rollout.max_failures", pb.max_failures(), 0,
+                                        internal::kMaxRolloutNodes, ""));
+    out->max_failures = pb.max_failures();
+  }
+  if (!pb.on_breach().empty()) {
+    auto a = ParseBreachAction(pb.on_breach());
+    if (!a) {
+      ok = Report("'rollout.on_breach' must be pause or abort, got " +
+                  internal::Quote(pb.on_breach()));
+    } else {
+      out->on_breach = *a;
+    }
+  }
+  const bool have_wait = pb.canary_approve() || pb.canary_wait_s() != 0;
+  for (const auto& p : internal::RolloutProblems(*out, have_batch, have_wait)) {
+    ok = Report(p.message);
+  }
+  return ok;
+}
+
 // Every field but task_id, in the order of the message.
 bool SpecChecker::Fields(const v1::TaskSpec& pb, TaskSpec* spec) {
   bool ok = true;
@@ -375,6 +440,14 @@ bool SpecChecker::Fields(const v1::TaskSpec& pb, TaskSpec* spec) {
     CompensationSpec c;
     if (Compensation(pb.on_failure(), &c)) {
       spec->on_failure = std::move(c);
+    } else {
+      ok = false;
+    }
+  }
+  if (pb.has_rollout()) {
+    RolloutSpec r;
+    if (Rollout(pb.rollout(), &r)) {
+      spec->rollout = r;
     } else {
       ok = false;
     }

@@ -231,6 +231,69 @@ std::string CompensationIntentMissingProblem() {
   return "'on_failure' needs an 'intent' (the compensation to run)";
 }
 
+std::string FollowProblem(SelectorType type) {
+  if (type == SelectorType::kNodes) {
+    return "'target_selector.follow' applies to label and group selectors (a nodes list names "
+           "its nodes already)";
+  }
+  return {};
+}
+
+std::string BatchSizeProblem(std::string_view got, int* count, int* percent) {
+  std::string_view digits = got;
+  const bool pct = !digits.empty() && digits.back() == '%';
+  if (pct) digits.remove_suffix(1);
+  int64_t v = 0;
+  bool ok = !digits.empty() && digits.size() <= 7;
+  for (char c : digits) {
+    ok = ok && c >= '0' && c <= '9';
+    if (ok) v = v * 10 + (c - '0');
+  }
+  if (!ok) {
+    return "'rollout.batch_size' must be a count of nodes (2) or a percentage of them (25%), "
+           "got " +
+           Quote(got);
+  }
+  if (pct) {
+    if (v < 1 || v > 100) {
+      return "'rollout.batch_size' percentage must be 1%..100%, got " + std::string(got);
+    }
+    *percent = static_cast<int>(v);
+    return {};
+  }
+  if (auto p = RangeProblem("rollout.batch_size", v, 1, kMaxRolloutNodes, ""); !p.empty()) {
+    return p;
+  }
+  *count = static_cast<int>(v);
+  return {};
+}
+
+std::vector<FieldProblem> RolloutProblems(const RolloutSpec& r, bool have_batch_size,
+                                          bool have_canary_wait) {
+  std::vector<FieldProblem> out;
+  if (!have_batch_size) {
+    out.push_back({"",
+                   "'rollout' needs 'batch_size' (a count of nodes, or a percentage such as "
+                   "25%)"});
+  }
+  if (r.max_failures && r.max_fail_percentage) {
+    out.push_back({"max_failures",
+                   "'rollout.max_failures' and 'rollout.max_fail_percentage' "
+                   "cannot both be given: choose one failure budget"});
+  }
+  if (have_canary_wait && r.canary == 0) {
+    out.push_back({"canary_wait",
+                   "'rollout.canary_wait' needs 'rollout.canary' (the nodes "
+                   "to change first)"});
+  }
+  return out;
+}
+
+std::string CanaryWaitHint() {
+  return "'rollout.canary_wait' must be 'approve' (wait for `task approve`) or a duration "
+         "(30, 30s, 10m)";
+}
+
 std::vector<GraphProblem> CheckTaskGraph(const std::vector<const TaskSpec*>& tasks,
                                          const ExternalTaskLookup& external,
                                          const std::function<std::string(size_t)>& where) {

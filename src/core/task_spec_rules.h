@@ -94,6 +94,19 @@ std::vector<std::pair<int, std::string>> ResolveRetryPolicy(const RetryPolicySou
 
 std::string CompensationIntentMissingProblem();
 
+// target_selector.follow: label and group selectors only.
+std::string FollowProblem(SelectorType type);
+
+// rollout. The batch size as written: a count ("2") or a percentage ("25%").
+inline constexpr int64_t kMaxRolloutNodes = 100'000;
+std::string BatchSizeProblem(std::string_view got, int* count, int* percent);
+// Across the block's fields, once each was read: what is missing, or
+// given together that cannot be. Each names its field ("" for the block).
+std::vector<FieldProblem> RolloutProblems(const RolloutSpec& r, bool have_batch_size,
+                                          bool have_canary_wait);
+// canary_wait as written: "approve" or a duration (seconds or 30s, 5m).
+std::string CanaryWaitHint();
+
 // Across the tasks of one request: duplicate task ids, dependencies on no
 // task of the request (nor, if given, on one `external` knows), and cycles.
 // `where(i)` says where task i stands ("line 4", "task 2") for the message

@@ -17,6 +17,7 @@ void FillNode(const store::NodeRow& row, apollo::v1::NodeTask* out) {
   out->set_last_error(row.last_error);
   out->set_blocked_reason(row.blocked_reason);
   out->set_permanent(row.permanent);
+  out->set_batch(row.batch);
   // The SUCCEEDED event's payload is {"result": ..., "detail": ...}; the
   // operator wants the handler's result itself.
   auto payload = nlohmann::json::parse(row.result, nullptr, false);
@@ -72,6 +73,21 @@ grpc::Status ApiService::LoadTask(const std::string& task_id, apollo::v1::Task* 
   out->set_compensates(t->spec.compensates);
   out->set_start_timeout_s(t->start_timeout.count());
   for (const auto& n : t->nodes) FillNode(n, out->add_nodes());
+  out->set_held_by(t->held_by);
+  if (t->rollout && t->spec.rollout) {
+    const store::RolloutRow& r = *t->rollout;
+    const RolloutTally tally = TallyRollout(*t);
+    apollo::v1::RolloutStatus* ro = out->mutable_rollout();
+    ro->set_state(std::string(RolloutStateName(r.state)));
+    ro->set_open_batch(r.open_batch);
+    ro->set_batches(r.batches);
+    ro->set_failures(tally.failures);
+    ro->set_tolerated(ToleratedFailures(*t->spec.rollout, r, tally.nodes));
+    ro->set_paused_by(r.paused_by);
+    ro->set_reason(r.reason);
+    if (r.next_at) ro->set_next_at_us(ToUnixMicros(*r.next_at));
+    ro->set_summary(DescribeRollout(*t->spec.rollout, r, tally));
+  }
   return grpc::Status::OK;
 }
 
@@ -79,7 +95,10 @@ grpc::Status ApiService::SubmitTasks(grpc::ServerContext* ctx,
                                      const apollo::v1::SubmitTasksRequest* req,
                                      apollo::v1::SubmitTasksResponse* resp) {
   constexpr std::string_view kAction = "task.submit";
-  if (req->dry_run()) return Allow(*ctx, Role::kOperator, kAction);
+  if (req->dry_run()) {  // stores nothing: checked, not audited
+    if (grpc::Status a = Allow(*ctx, Role::kOperator, kAction); !a.ok()) return a;
+    return Submit(req, resp, nullptr);
+  }
   std::string target;  // the stored tasks' ids, known once stored
   return Audited(
       *ctx, Role::kOperator, kAction, target, *req, [&](const Caller& caller, bool& audited) {
@@ -242,6 +261,31 @@ grpc::Status ApiService::Retry(const apollo::v1::RetryTaskRequest* req, apollo::
   orchestrator_.task_watches().Notify(req->task_id());
   orchestrator_.Kick();
   return LoadTask(req->task_id(), resp);
+}
+
+grpc::Status ApiService::ControlRollout(grpc::ServerContext* ctx,
+                                        const apollo::v1::ControlRolloutRequest* req,
+                                        apollo::v1::Task* resp) {
+  auto action = ParseRolloutAction(req->action());
+  const std::string audit_action =
+      "task." + (action ? std::string(RolloutActionName(*action)) : std::string("rollout"));
+  return Audited(
+      *ctx, Role::kOperator, audit_action, req->task_id(), *req, [&](const Caller& caller) {
+        if (!action) {
+          return grpc::Status(
+              grpc::StatusCode::INVALID_ARGUMENT,
+              "action must be pause, resume, approve or abort, got '" + req->action() + "'");
+        }
+        const std::string who = caller.who.empty() ? "an operator at " + caller.peer : caller.who;
+        auto r = orchestrator_.ControlRollout(req->task_id(), *action, who, req->reason());
+        if (!r.ok()) {
+          if (r.status().code() == StatusCode::kNotFound) {
+            return LoadTask(req->task_id(), resp);
+          }
+          return ToGrpc(r.status());
+        }
+        return LoadTask(req->task_id(), resp);
+      });
 }
 
 grpc::Status ApiService::ListNodes(grpc::ServerContext* ctx, const apollo::v1::ListNodesRequest*,

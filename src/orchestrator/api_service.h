@@ -53,6 +53,8 @@ class ApiService final : public apollo::v1::Orchestrator::Service {
                           apollo::v1::Task* resp) override;
   grpc::Status RetryTask(grpc::ServerContext*, const apollo::v1::RetryTaskRequest* req,
                          apollo::v1::Task* resp) override;
+  grpc::Status ControlRollout(grpc::ServerContext*, const apollo::v1::ControlRolloutRequest* req,
+                              apollo::v1::Task* resp) override;
   grpc::Status ListNodes(grpc::ServerContext*, const apollo::v1::ListNodesRequest* req,
                          apollo::v1::ListNodesResponse* resp) override;
   grpc::Status TaskEvents(grpc::ServerContext*, const apollo::v1::TaskEventsRequest* req,

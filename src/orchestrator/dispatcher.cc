@@ -80,6 +80,10 @@ void Orchestrator::DispatchLoop() {
 size_t Orchestrator::DispatchPass() {
   UpdateWatermarks();
   FlushHeartbeats(/*force=*/false);
+  {
+    Pass rollouts;  // first: a batch it opens is dispatched by this pass
+    DriveRollouts(rollouts);
+  }
   auto due = store_.DueWork(clock_.Now(), options_.due_batch);
   if (!due.ok()) return 0;  // store unavailable: try again next tick
   const size_t chunk = static_cast<size_t>(std::max(1, options_.dispatch_chunk));

@@ -35,6 +35,7 @@
 #include "orchestrator/concurrency_limit.h"
 #include "orchestrator/overload.h"
 #include "orchestrator/reconciler.h"
+#include "orchestrator/rollout_plan.h"
 #include "orchestrator/task_watch.h"
 #include "store/state_store.h"
 
@@ -162,6 +163,13 @@ class Orchestrator final : public SessionHost {
 
   // Asks a connected agent for a snapshot now. NotFound if not connected.
   Status RequestSnapshot(const std::string& node_id);
+
+  // An operator's pause / resume / approve / abort of a task's rollout
+  // (rollouts.cc); `who` is the caller's token name (or ""). Returns the
+  // rollout as it now stands; kFailedPrecondition when the action does not
+  // apply to its state, kNotFound for an unknown task.
+  Result<store::RolloutRow> ControlRollout(const std::string& task_id, RolloutAction action,
+                                           const std::string& who, const std::string& reason);
 
   // Compares the latest snapshot of `node_id` (all nodes when empty) with
   // the store and, unless `dry_run`, repairs the drift.
@@ -316,6 +324,13 @@ class Orchestrator final : public SessionHost {
   void HandleProgressReplies(Pass& pass);
   // RUNNING -> TIMEOUT with `detail`; a connected agent is told to stop.
   void TimeOut(const store::DueItem& item, Pass& pass, std::string detail);
+  // Moves every active rollout one step (rollouts.cc), at most every
+  // kRolloutInterval unless kicked; an aborting one's rows are cancelled or
+  // rolled back (AbortRows).
+  void DriveRollouts(Pass& pass);
+  void AbortRows(const store::TaskRow& task, Pass& pass);
+  static constexpr Duration kRolloutInterval = std::chrono::milliseconds(250);
+
   // The compensation task of `failed` on `node_id` (failed.on_failure set).
   store::NewTask CompensationTask(const TaskSpec& failed, const std::string& node_id) const;
 
@@ -371,6 +386,8 @@ class Orchestrator final : public SessionHost {
   TaskWatchHub task_watches_;
   TimePoint watermarks_checked_{};  // dispatch thread only
   TimePoint heartbeats_flushed_{};  // dispatch thread only
+  TimePoint rollouts_driven_{};     // dispatch thread only
+  std::atomic<bool> rollouts_kicked_{true};
 
   // Heartbeats not yet in the store, latest per node. Losing them in a
   // crash costs at most heartbeat_flush of liveness information.

@@ -215,6 +215,19 @@ Status SubmitTaskFile(const apollo::v1::SubmitTasksRequest& req, const SubmitOpt
     t->set_task_id(tasks[i].spec.task_id);
     t->set_created(!req.dry_run() && i < created.size() && created[i].created);
     for (const auto& n : tasks[i].node_ids) t->add_nodes(n);
+    const TargetSelector& sel = tasks[i].spec.target_selector;
+    if (sel.type != SelectorType::kNodes) t->set_targeting(sel.follow ? "follow" : "static");
+    if (tasks[i].spec.rollout) {
+      // The store's plan: node_id order (core/rollout.h).
+      std::set<std::string> sorted(tasks[i].node_ids.begin(), tasks[i].node_ids.end());
+      std::vector<int> plan = PlanBatches(*tasks[i].spec.rollout, sorted.size());
+      size_t k = 0;
+      for (const std::string& n : sorted) {
+        const int b = plan[k++];
+        while (t->batches_size() < b) t->add_batches();
+        t->mutable_batches(b - 1)->add_nodes(n);
+      }
+    }
   }
   if (stored && !req.dry_run()) {
     for (size_t i = 0; i < tasks.size(); ++i) {

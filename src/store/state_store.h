@@ -101,6 +101,16 @@ class StateStore {
   // A payload stored apart (a result_ref).
   virtual Result<std::string> GetPayload(int64_t ref) = 0;
 
+  // ---- rollouts (core/rollout.h)
+
+  // Rollouts not aborted or completed (`active_only`), or all; by task age.
+  virtual Result<std::vector<RolloutRow>> ListRollouts(bool active_only) = 0;
+  // Moves a rollout (compare-and-set on its version: kFailedPrecondition if
+  // it changed meanwhile; kNotFound for a task without one). Opening batches
+  // makes their PENDING rows due, each with a history row; `detail`, if
+  // any, is one history entry about the task (node_id "").
+  virtual Status UpdateRollout(const RolloutChange& change) = 0;
+
   // ---- nodes
 
   // Inserts or replaces the node's registration (and marks it registered).

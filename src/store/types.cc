@@ -37,6 +37,14 @@ std::string_view CauseName(Cause c) {
       return "compensation";
     case Cause::kUpstreamFailed:
       return "upstream_failed";
+    case Cause::kRollout:
+      return "rollout";
+    case Cause::kRolloutAborted:
+      return "rollout_aborted";
+    case Cause::kDagChange:
+      return "dag_change";
+    case Cause::kFollow:
+      return "follow";
   }
   return "unknown";
 }

@@ -15,6 +15,7 @@
 
 #include "core/clock.h"
 #include "core/event.h"
+#include "core/rollout.h"
 #include "core/task_spec.h"
 #include "core/task_state.h"
 
@@ -89,12 +90,29 @@ struct NodeRow {
   std::optional<TimePoint> start_deadline;
   int extensions = 0;      // execution timeouts extended (progress seen)
   bool permanent = false;  // FAILED with a permanent kind: no retry
+  int batch = 0;           // its rollout batch (1..), 0: the task has none
+};
+
+// A rollout's progress (core/rollout.h). Batches 1..open_batch may run.
+struct RolloutRow {
+  std::string task_id;
+  RolloutState state = RolloutState::kRunning;
+  int open_batch = 1;
+  int batches = 0;
+  std::string paused_by;             // who paused it ("failure budget" when breached)
+  std::string reason;                // why, as they said it
+  std::optional<TimePoint> next_at;  // kWaiting: when the next batch opens
+  int tolerated = 0;                 // failures a resume after a breach accepted
+  int64_t version = 1;               // +1 on every change
+  TimePoint updated_at{};
 };
 
 struct TaskRow {
   TaskSpec spec;
   TaskState status = TaskState::kPending;  // RollUp of the node states
   std::chrono::seconds start_timeout{0};   // in force (NewTask::start_timeout)
+  std::optional<RolloutRow> rollout;       // with spec.rollout
+  std::string held_by;                     // an operator's hold ("": none)
   TimePoint created_at{};
   TimePoint updated_at{};
   std::vector<NodeRow> nodes;  // ordered by node_id
@@ -148,6 +166,10 @@ enum class Cause : int {
   kExtended = 12,        // execution timeout extended: the run still progresses
   kCompensation = 13,    // a compensation task started for this row
   kUpstreamFailed = 14,  // cancelled: a task it depends on ended without success
+  kRollout = 15,         // its rollout moved (a batch opened, paused, resumed, ...)
+  kRolloutAborted = 16,  // cancelled: its rollout was aborted before it started
+  kDagChange = 17,       // an operator changed its dependencies, or held/released it
+  kFollow = 18,          // row added: the node came to match a following selector
 };
 std::string_view CauseName(Cause c);
 
@@ -180,6 +202,22 @@ struct HistoryRow {
   TimePoint at{};                      // store clock when recorded
   std::string detail;                  // reason, operator note, ...
   std::string payload;                 // resolved, even when stored apart
+};
+
+// UpdateRollout: the rollout's next state, compare-and-set on its version.
+struct RolloutChange {
+  std::string task_id;
+  int64_t expected_version = 0;
+  RolloutState state = RolloutState::kRunning;
+  int open_batch = 1;  // never below the current one; above it opens batches
+  std::string paused_by;
+  std::string reason;
+  std::optional<TimePoint> next_at;
+  int tolerated = 0;
+  // Written with `cause` in the history of every row still waiting for the
+  // rollout (PENDING in a batch not yet open before this change); "": none.
+  Cause cause = Cause::kRollout;
+  std::string detail;
 };
 
 // ---------------------------------------------------------------- apply --

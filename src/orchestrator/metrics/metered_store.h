@@ -73,6 +73,12 @@ class MeteredStore final : public store::StateStore {
   }
   Result<int64_t> QueueDepth() override { return inner_.QueueDepth(); }
   Result<std::string> GetPayload(int64_t ref) override { return inner_.GetPayload(ref); }
+  Result<std::vector<store::RolloutRow>> ListRollouts(bool active_only) override {
+    return inner_.ListRollouts(active_only);
+  }
+  Status UpdateRollout(const store::RolloutChange& change) override {
+    return inner_.UpdateRollout(change);
+  }
   Status UpsertNode(const store::NodeInfo& node) override { return inner_.UpsertNode(node); }
   Status RecordHeartbeat(std::string_view node, TimePoint at, std::string_view mode) override {
     return inner_.RecordHeartbeat(node, at, mode);

@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
+#include "store/engine/gates.h"
 #include "store/engine/nodes.h"
 #include "store/engine/row_change.h"
 #include "store/engine/rows.h"
@@ -31,15 +32,24 @@ constexpr sql::Statement kFindRefs{
     "SELECT t.task_id, t.task_ref FROM tasks t, @rows WHERE t.task_id = u.task_id", kIdCols};
 
 constexpr sql::Column kStatusCols[] = {
-    {"task_ref", sql::Type::kInt},   {"status", sql::Type::kInt},
-    {"timeout_us", sql::Type::kInt}, {"max_retries", sql::Type::kInt},
-    {"node_count", sql::Type::kInt}, {"start_timeout_us", sql::Type::kInt},
-    {"compensate", sql::Type::kBool}};
+    {"task_ref", sql::Type::kInt},    {"status", sql::Type::kInt},
+    {"timeout_us", sql::Type::kInt},  {"max_retries", sql::Type::kInt},
+    {"node_count", sql::Type::kInt},  {"start_timeout_us", sql::Type::kInt},
+    {"compensate", sql::Type::kBool}, {"open_batch", sql::Type::kInt},
+    {"follow", sql::Type::kBool}};
 constexpr sql::Statement kInsertStatus{
     "INSERT INTO task_status(task_ref, status, updated_at, timeout_us, max_retries, node_count, "
-    "start_timeout_us, compensate) SELECT u.task_ref, u.status, $1, u.timeout_us, u.max_retries, "
-    "u.node_count, u.start_timeout_us, u.compensate FROM @rows",
+    "start_timeout_us, compensate, open_batch, follow) SELECT u.task_ref, u.status, $1, "
+    "u.timeout_us, u.max_retries, u.node_count, u.start_timeout_us, u.compensate, u.open_batch, "
+    "u.follow FROM @rows",
     kStatusCols};
+
+constexpr sql::Column kRolloutCols[] = {
+    {"task_ref", sql::Type::kInt}, {"state", sql::Type::kInt}, {"batches", sql::Type::kInt}};
+constexpr sql::Statement kInsertRollouts{
+    "INSERT INTO rollouts(task_ref, state, batches, version, updated_at) "
+    "SELECT u.task_ref, u.state, u.batches, 1, $1 FROM @rows",
+    kRolloutCols};
 
 // Locked: a dependency settling in another store waits for this create (or
 // this create for it), so the new rows see its final status, and it sees
@@ -69,12 +79,12 @@ constexpr sql::Column kNodeRowCols[] = {
     {"state", sql::Type::kInt},    {"attempt", sql::Type::kInt},
     {"due_kind", sql::Type::kInt}, {"due_at", sql::Type::kInt},
     {"reason", sql::Type::kText},  {"start_deadline", sql::Type::kInt},
-    {"priority", sql::Type::kInt}};
+    {"priority", sql::Type::kInt}, {"batch", sql::Type::kInt}};
 constexpr sql::Statement kInsertNodeRows{
     "INSERT INTO task_nodes(task_ref, node_ref, state, version, attempt, retries, created_at, "
-    "updated_at, due_kind, due_at, blocked_reason, start_deadline, priority) "
+    "updated_at, due_kind, due_at, blocked_reason, start_deadline, priority, batch) "
     "SELECT u.task_ref, u.node_ref, u.state, u.attempt + 1, u.attempt, 0, $1, $1, u.due_kind, "
-    "u.due_at, u.reason, u.start_deadline, u.priority FROM @rows",
+    "u.due_at, u.reason, u.start_deadline, u.priority, u.batch FROM @rows",
     kNodeRowCols};
 
 struct DepFacts {
@@ -108,7 +118,19 @@ struct Fresh {
   // once the dependencies and nodes are known.
   std::set<std::string> dispatch;
   size_t out = 0;  // its CreatedTask
+  // With a rollout: each node's batch (core/rollout.h), in node order.
+  std::map<std::string, int> batch{};
+  int batches = 0;
 };
+
+// The batch of each node of a rollout task; batch 1 opens at once.
+void PlanRollout(Fresh& f) {
+  if (!f.task->spec.rollout) return;
+  std::vector<int> plan = PlanBatches(*f.task->spec.rollout, f.nodes.size());
+  size_t i = 0;
+  for (const std::string& n : f.nodes) f.batch[n] = plan[i++];
+  f.batches = plan.empty() ? 0 : plan.back();
+}
 
 // Inserts the task and task_status rows; returns task_id -> task_ref.
 Result<std::map<std::string, int64_t>> InsertTaskRows(
@@ -141,9 +163,17 @@ Result<std::map<std::string, int64_t>> InsertTaskRows(
     status.Add(refs.at(s.task_id), rolled, std::chrono::duration_cast<Duration>(s.timeout).count(),
                s.retry_policy.max_retries, f.nodes.size(),
                std::chrono::duration_cast<Duration>(f.task->start_timeout).count(),
-               s.on_failure.has_value() || !s.compensates.empty());
+               s.on_failure.has_value() || !s.compensates.empty(), s.rollout ? 1 : 0,
+               s.target_selector.follow);
   }
   txn.Exec(kInsertStatus, sql::Params(txn.now_us()), &status);
+  sql::RowSet rollouts(kInsertRollouts);
+  for (const Fresh& f : fresh) {
+    if (!f.task->spec.rollout) continue;
+    rollouts.Add(refs.at(f.task->spec.task_id),
+                 f.batches == 0 ? RolloutState::kCompleted : RolloutState::kRunning, f.batches);
+  }
+  if (!rollouts.empty()) txn.Exec(kInsertRollouts, sql::Params(txn.now_us()), &rollouts);
   return refs;
 }
 
@@ -221,9 +251,11 @@ Result<std::vector<CreatedTask>> InsertTasks(WriteTxn& txn, const std::vector<Ne
   // Dispatched on create: only a row that could start now (a task without
   // dependencies, a registered node).
   for (Fresh& f : fresh) {
+    PlanRollout(f);
     if (!f.task->spec.depends_on.empty()) continue;
     for (const std::string& n : f.task->dispatch_now) {
-      if (f.nodes.count(n) && nodes->at(n).registered) f.dispatch.insert(n);
+      const bool gated = !f.batch.empty() && f.batch.at(n) > 1;
+      if (f.nodes.count(n) && nodes->at(n).registered && !gated) f.dispatch.insert(n);
     }
   }
   Result<std::map<std::string, int64_t>> task_refs = InsertTaskRows(txn, fresh, canonical);
@@ -249,11 +281,16 @@ Result<std::vector<CreatedTask>> InsertTasks(WriteTxn& txn, const std::vector<Ne
     for (const std::string& node_id : f.nodes) {
       const NodeFact& n = nodes->at(node_id);
       std::string reason = start->second;
+      const int batch = f.batch.empty() ? 0 : f.batch.at(node_id);
+      DueKind due_kind = start->first;
+      if (due_kind == DueKind::kDispatch && batch > 1) {  // waits for its batch
+        due_kind = DueKind::kNone;
+        reason = RolloutWaitReason(batch);
+      }
       if (reason.empty() && !n.registered) reason = "node_not_registered";
       std::optional<int64_t> due_at, start_deadline;
-      DueKind due_kind = start->first;
-      if (start->first != DueKind::kNone) due_at = txn.now_us();
-      if (start->first == DueKind::kDispatch && f.task->start_timeout.count() > 0) {
+      if (due_kind != DueKind::kNone) due_at = txn.now_us();
+      if (due_kind == DueKind::kDispatch && f.task->start_timeout.count() > 0) {
         start_deadline =
             txn.now_us() + std::chrono::duration_cast<Duration>(f.task->start_timeout).count();
       }
@@ -273,9 +310,13 @@ Result<std::vector<CreatedTask>> InsertTasks(WriteTxn& txn, const std::vector<Ne
       }
       node_rows.Add(task_ref, n.ref, dispatch ? TaskState::kDispatched : TaskState::kPending,
                     dispatch ? 1 : 0, due_kind, due_at, blocked, start_deadline,
-                    f.task->spec.priority);
+                    f.task->spec.priority, batch);
       // A compensation task names what it compensates in its first row.
       std::string detail = reason;
+      if (batch > 0) {
+        detail = "rollout batch " + std::to_string(batch) + " of " + std::to_string(f.batches) +
+                 (reason.empty() ? "" : "; " + reason);
+      }
       if (!f.task->spec.compensates.empty()) {
         detail = "compensates task " + f.task->spec.compensates + " (its on_failure intent)" +
                  (reason.empty() ? "" : "; " + reason);

@@ -69,6 +69,14 @@ class EngineStore final : public StateStore {
     return readers_.Read([&](sql::Conn& db) { return QueryPayload(db, ref); });
   }
 
+  // StateStore: rollouts
+  Result<std::vector<RolloutRow>> ListRollouts(bool active_only) override {
+    return readers_.Read([&](sql::Conn& db) { return QueryRollouts(db, active_only); });
+  }
+  Status UpdateRollout(const RolloutChange& change) override {
+    return WriteStatus([change](WriteTxn& txn) { return WriteRolloutChange(txn, change); });
+  }
+
   // StateStore: nodes
   Status UpsertNode(const NodeInfo& node) override {
     return WriteStatus([node](WriteTxn& txn) { return WriteNode(txn, node); });

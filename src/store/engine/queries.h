@@ -3,6 +3,7 @@
 // Read-side queries of the store. Each runs on a read connection inside one
 // read transaction (reader_pool.h), so it sees one committed snapshot.
 
+#include <optional>
 #include <string_view>
 #include <vector>
 
@@ -17,6 +18,9 @@ Result<TaskPage> QueryTasks(sql::Conn& db, const TaskQuery& q);
 Result<std::vector<NodeRow>> QueryNodeTasks(sql::Conn& db, std::string_view node_id, int limit);
 Result<std::vector<HistoryRow>> QueryHistory(sql::Conn& db, std::string_view task_id);
 Result<std::vector<DueItem>> QueryDue(sql::Conn& db, TimePoint now, int limit);
+// Rollouts (rollouts.cc): the active ones (not aborted or completed), or all.
+Result<std::vector<RolloutRow>> QueryRollouts(sql::Conn& db, bool active_only);
+Result<std::optional<RolloutRow>> QueryRolloutOf(sql::Conn& db, int64_t task_ref);
 Result<std::string> QueryPayload(sql::Conn& db, int64_t ref);
 Result<int64_t> QueryQueueDepth(sql::Conn& db);
 

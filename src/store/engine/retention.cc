@@ -12,6 +12,7 @@ namespace {
 
 constexpr sql::Statement kSettledTasks{
     "SELECT task_ref FROM task_status WHERE settled_at IS NOT NULL AND settled_at < $1 "
+    "AND NOT follow "
     "ORDER BY settled_at LIMIT $2"};
 constexpr sql::Column kRefCols[] = {{"task_ref", sql::Type::kInt}};
 // A settled task, whole: what hangs off it first, the task row last.
@@ -23,6 +24,8 @@ constexpr sql::Statement kPurgeTaskNodes{
     "DELETE FROM task_nodes AS x USING @rows WHERE x.task_ref = u.task_ref", kRefCols};
 constexpr sql::Statement kPurgeTaskDeps{
     "DELETE FROM task_deps AS x USING @rows WHERE x.task_ref = u.task_ref", kRefCols};
+constexpr sql::Statement kPurgeRollouts{
+    "DELETE FROM rollouts AS x USING @rows WHERE x.task_ref = u.task_ref", kRefCols};
 constexpr sql::Statement kPurgeTaskStatus{
     "DELETE FROM task_status AS x USING @rows WHERE x.task_ref = u.task_ref", kRefCols};
 constexpr sql::Statement kPurgeTaskRows{
@@ -93,7 +96,7 @@ Result<PurgeStats> PurgeOld(WriteTxn& txn, const RetentionPolicy& policy) {
   txn.Exec(kPurgeTaskPayloads, {}, &tasks, nullptr, &stats.payload_rows);
   txn.Exec(kPurgeTaskHistory, {}, &tasks, nullptr, &stats.history_rows);
   for (const sql::Statement* s :
-       {&kPurgeTaskNodes, &kPurgeTaskDeps, &kPurgeTaskStatus, &kPurgeTaskRows}) {
+       {&kPurgeTaskNodes, &kPurgeTaskDeps, &kPurgeRollouts, &kPurgeTaskStatus, &kPurgeTaskRows}) {
     txn.Exec(*s, {}, &tasks, nullptr, &ignored);
   }
   txn.Exec(kPurgeAlerts, sql::Params(now - policy.alert_horizon.count(), batch), nullptr, nullptr,

@@ -27,17 +27,28 @@ constexpr sql::Statement kFailDependents{
     kFailedCols};
 
 // The PENDING rows of every task depending on a task that SUCCEEDED become
-// due once all their dependencies have (statuses as written just before).
+// due once all their dependencies have (statuses as written just before) —
+// unless another gate holds them (gates.h): they then say which.
 constexpr sql::Column kSucceededCols[] = {{"task_ref", sql::Type::kInt}};
+#define APOLLO_GATED "(s0.held_by <> '' OR tn.batch > s0.open_batch)"
 constexpr sql::Statement kReleaseDependents{
-    "UPDATE task_nodes AS tn SET due_kind = $1, due_at = $2, blocked_reason = '', "
-    "start_deadline = CASE WHEN s0.start_timeout_us > 0 THEN $2 + s0.start_timeout_us END "
+    "UPDATE task_nodes AS tn SET "
+    "due_kind = CASE WHEN " APOLLO_GATED
+    " THEN 0 ELSE $1 END, "
+    "due_at = CASE WHEN " APOLLO_GATED
+    " THEN NULL ELSE $2 END, "
+    "blocked_reason = CASE WHEN s0.held_by <> '' THEN 'held_by ' || s0.held_by "
+    "WHEN tn.batch > s0.open_batch THEN 'rollout_waiting batch ' || tn.batch ELSE '' END, "
+    "start_deadline = CASE WHEN " APOLLO_GATED
+    " THEN NULL "
+    "WHEN s0.start_timeout_us > 0 THEN $2 + s0.start_timeout_us END "
     "FROM task_deps d, task_status s0, @rows "
     "WHERE d.dep_ref = u.task_ref AND tn.task_ref = d.task_ref AND s0.task_ref = tn.task_ref "
     "AND tn.state = $3 "
     "AND NOT EXISTS (SELECT 1 FROM task_deps d2 JOIN task_status s ON s.task_ref = d2.dep_ref "
     "WHERE d2.task_ref = tn.task_ref AND s.status <> $4)",
     kSucceededCols};
+#undef APOLLO_GATED
 
 }  // namespace
 

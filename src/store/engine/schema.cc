@@ -62,10 +62,30 @@ CREATE TABLE IF NOT EXISTS task_status(
   node_count  INTEGER NOT NULL,
   dependents  INTEGER NOT NULL DEFAULT 0,   -- tasks depending on this one
   start_timeout_us BIGINT NOT NULL DEFAULT 0,  -- 0: no schedule-to-start deadline
-  compensate  BOOLEAN NOT NULL DEFAULT false); -- the spec has on_failure
+  compensate  BOOLEAN NOT NULL DEFAULT false,  -- the spec has on_failure
+  -- Gates on its PENDING rows: rows of a rollout batch above open_batch
+  -- wait (rows of a task without a rollout are all batch 0), and so does
+  -- every row while an operator holds the task.
+  open_batch  INTEGER NOT NULL DEFAULT 0,
+  held_by     TEXT NOT NULL DEFAULT '',
+  follow      BOOLEAN NOT NULL DEFAULT false); -- nodes matching later get it too
 CREATE INDEX IF NOT EXISTS task_status_by_status ON task_status(status, task_ref);
 CREATE INDEX IF NOT EXISTS task_status_settled ON task_status(settled_at)
   WHERE settled_at IS NOT NULL;
+CREATE INDEX IF NOT EXISTS task_status_follow ON task_status(task_ref) WHERE follow;
+
+-- A rollout's progress (core/rollout.h); its open batch is task_status's.
+CREATE TABLE IF NOT EXISTS rollouts(
+  task_ref   @pk,
+  state      INTEGER NOT NULL,  -- RolloutState
+  batches    INTEGER NOT NULL,
+  paused_by  TEXT NOT NULL DEFAULT '',
+  reason     TEXT NOT NULL DEFAULT '',
+  next_at    BIGINT,            -- waiting: when the next batch opens
+  tolerated  INTEGER NOT NULL DEFAULT 0,  -- failures accepted by a resume
+  version    BIGINT NOT NULL,
+  updated_at BIGINT NOT NULL);
+CREATE INDEX IF NOT EXISTS rollouts_active ON rollouts(task_ref) WHERE state < 5;
 
 CREATE TABLE IF NOT EXISTS task_deps(
   task_ref BIGINT NOT NULL,
@@ -94,6 +114,7 @@ CREATE TABLE IF NOT EXISTS task_nodes(
   extensions     INTEGER NOT NULL DEFAULT 0,  -- execution timeouts extended
   permanent      BOOLEAN NOT NULL DEFAULT false,  -- failed for good: no retry
   priority       INTEGER NOT NULL DEFAULT 1,  -- the task's, for due work
+  batch          INTEGER NOT NULL DEFAULT 0,  -- its rollout batch (0: none)
   PRIMARY KEY (task_ref, node_ref)) @clustered;
 CREATE INDEX IF NOT EXISTS task_nodes_by_node ON task_nodes(node_ref, task_ref);
 CREATE INDEX IF NOT EXISTS task_nodes_due ON task_nodes(priority, due_at)
@@ -288,8 +309,29 @@ CREATE TABLE audit(
 CREATE INDEX audit_by_time ON audit(at);
 )sql";
 
+// Schema 3 -> 4: rollouts, operator holds and selectors that follow the
+// fleet (issue 21).
+constexpr std::string_view kToV4 = R"sql(
+ALTER TABLE task_status ADD COLUMN open_batch INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE task_status ADD COLUMN held_by TEXT NOT NULL DEFAULT '';
+ALTER TABLE task_status ADD COLUMN follow BOOLEAN NOT NULL DEFAULT false;
+CREATE INDEX task_status_follow ON task_status(task_ref) WHERE follow;
+ALTER TABLE task_nodes ADD COLUMN batch INTEGER NOT NULL DEFAULT 0;
+CREATE TABLE rollouts(
+  task_ref   @pk,
+  state      INTEGER NOT NULL,
+  batches    INTEGER NOT NULL,
+  paused_by  TEXT NOT NULL DEFAULT '',
+  reason     TEXT NOT NULL DEFAULT '',
+  next_at    BIGINT,
+  tolerated  INTEGER NOT NULL DEFAULT 0,
+  version    BIGINT NOT NULL,
+  updated_at BIGINT NOT NULL);
+CREATE INDEX rollouts_active ON rollouts(task_ref) WHERE state < 5;
+)sql";
+
 // kMigrations[v - 1] brings version v to v + 1.
-constexpr std::array<std::string_view, kSchemaVersion - 1> kMigrations = {kToV2, kToV3};
+constexpr std::array<std::string_view, kSchemaVersion - 1> kMigrations = {kToV2, kToV3, kToV4};
 
 constexpr sql::Statement kSchemaLock{"/*@pg SELECT pg_advisory_xact_lock(7111969)*/"};
 constexpr std::string_view kVersionTable =

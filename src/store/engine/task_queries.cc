@@ -3,6 +3,7 @@
 #include <cstdlib>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <string>
 
 #include "store/engine/queries.h"
@@ -14,13 +15,14 @@ namespace {
   "t.task_id, n.node_id, tn.state, tn.version, tn.attempt, tn.retries, tn.created_at, " \
   "tn.updated_at, tn.last_error, COALESCE(p.body, tn.result), tn.result_ref, "          \
   "tn.blocked_reason, tn.due_kind, tn.due_at, tn.start_deadline, tn.extensions, "       \
-  "tn.permanent "                                                                       \
+  "tn.permanent, tn.batch "                                                             \
   "FROM task_nodes tn JOIN tasks t ON t.task_ref = tn.task_ref "                        \
   "JOIN nodes n ON n.node_ref = tn.node_ref "                                           \
   "LEFT JOIN payloads p ON p.payload_id = tn.result_ref "
 
 constexpr sql::Statement kTask{
-    "SELECT t.task_ref, t.spec, s.status, t.created_at, s.updated_at, s.start_timeout_us "
+    "SELECT t.task_ref, t.spec, s.status, t.created_at, s.updated_at, s.start_timeout_us, "
+    "s.held_by "
     "FROM tasks t "
     "JOIN task_status s ON s.task_ref = t.task_ref WHERE t.task_id = $1"};
 constexpr sql::Statement kTaskRows{"SELECT " APOLLO_NODE_ROW_COLUMNS
@@ -30,10 +32,11 @@ constexpr sql::Statement kNodeTasks{
     "WHERE tn.node_ref = (SELECT node_ref FROM nodes WHERE node_id = $1) "
     "ORDER BY tn.task_ref DESC LIMIT $2"};
 constexpr sql::Statement kHistory{
-    "SELECT h.hist_id, t.task_id, n.node_id, h.cause, h.outcome, h.seq, h.event_type, "
+    "SELECT h.hist_id, t.task_id, COALESCE(n.node_id, ''), h.cause, h.outcome, h.seq, "
+    "h.event_type, "
     "h.attempt, h.from_state, h.to_state, h.version, h.at, h.detail, "
     "COALESCE(p.body, h.payload) FROM tasks t "
-    "JOIN history h ON h.task_ref = t.task_ref JOIN nodes n ON n.node_ref = h.node_ref "
+    "JOIN history h ON h.task_ref = t.task_ref LEFT JOIN nodes n ON n.node_ref = h.node_ref "
     "LEFT JOIN payloads p ON p.payload_id = h.payload_ref "
     "WHERE t.task_id = $1 ORDER BY h.hist_id"};
 // One priority at a time (high first), each an index range scan of
@@ -45,6 +48,10 @@ constexpr sql::Statement kDue{
     "JOIN tasks t ON t.task_ref = tn.task_ref JOIN nodes n ON n.node_ref = tn.node_ref "
     "WHERE tn.priority = $1 AND tn.due_at IS NOT NULL AND tn.due_at <= $2 "
     "ORDER BY tn.due_at LIMIT $3"};
+// Its dependencies now (an operator may have changed them since the submit).
+constexpr sql::Statement kTaskDeps{
+    "SELECT t.task_id FROM task_deps d JOIN tasks t ON t.task_ref = d.dep_ref "
+    "WHERE d.task_ref = $1"};
 constexpr sql::Statement kPayload{"SELECT body FROM payloads WHERE payload_id = $1"};
 constexpr sql::Statement kQueueDepth{"SELECT count(*) FROM task_nodes WHERE state IN ($1, $2, $3)"};
 
@@ -69,6 +76,7 @@ NodeRow ReadNodeRow(sql::Rows& r, size_t i) {
   if (!r.IsNull(i, 14)) n.start_deadline = FromUnixMicros(r.Int(i, 14));
   n.extensions = static_cast<int>(r.Int(i, 15));
   n.permanent = r.Bool(i, 16);
+  n.batch = static_cast<int>(r.Int(i, 17));
   return n;
 }
 
@@ -148,9 +156,27 @@ Result<TaskRow> QueryTask(sql::Conn& db, std::string_view task_id) {
   task.updated_at = FromUnixMicros(t->Int(0, 4));
   task.start_timeout =
       std::chrono::duration_cast<std::chrono::seconds>(std::chrono::microseconds(t->Int(0, 5)));
-  Result<sql::Rows> rows = db.Query(kTaskRows, sql::Params(t->Int(0, 0)));
+  task.held_by = t->TakeText(0, 6);
+  const int64_t task_ref = t->Int(0, 0);
+  Result<sql::Rows> rows = db.Query(kTaskRows, sql::Params(task_ref));
   if (!rows.ok()) return rows.status();
   for (size_t i = 0; i < rows->size(); ++i) task.nodes.push_back(ReadNodeRow(*rows, i));
+  Result<sql::Rows> deps = db.Query(kTaskDeps, sql::Params(task_ref));
+  if (!deps.ok()) return deps.status();
+  std::set<std::string> now;
+  for (size_t i = 0; i < deps->size(); ++i) now.insert(deps->TakeText(i, 0));
+  // As written, less those removed, then those added (in id order).
+  std::vector<std::string> current;
+  for (const std::string& d : task.spec.depends_on) {
+    if (now.erase(d)) current.push_back(d);
+  }
+  current.insert(current.end(), now.begin(), now.end());
+  task.spec.depends_on = std::move(current);
+  if (task.spec.rollout) {
+    Result<std::optional<RolloutRow>> r = QueryRolloutOf(db, task_ref);
+    if (!r.ok()) return r.status();
+    task.rollout = std::move(*r);
+  }
   return task;
 }
 

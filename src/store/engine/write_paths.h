@@ -28,6 +28,9 @@ Result<std::vector<std::string>> CanonicalSpecs(const std::vector<NewTask>& task
 Result<std::vector<CreatedTask>> InsertTasks(WriteTxn& txn, const std::vector<NewTask>& tasks,
                                              const std::vector<std::string>& specs);
 
+// Moves a rollout (rollouts.cc).
+Status WriteRolloutChange(WriteTxn& txn, const RolloutChange& change);
+
 // An alert raised by the orchestrator (StateStore::AddAlert); returns its id.
 Result<int64_t> InsertAlert(WriteTxn& txn, const AlertRow& alert);
 Result<int64_t> InsertDeadLetter(WriteTxn& txn, const DeadLetter& letter);
