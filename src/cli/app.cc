@@ -41,6 +41,8 @@ struct Parsed {
   ListOptions list;
   CancelOptions cancel;
   RolloutOptions rollout;
+  DepsOptions deps;
+  HoldOptions hold;
   WatchOptions watch;
   ReconcileOptions reconcile;
   DlqOptions dlq;
@@ -136,6 +138,25 @@ void AddTaskCommands(CLI::App* task, Parsed& p) {
       };
     });
   }
+
+  CLI::App* d = AddTaskIdCommand(task, "deps", "before a task starts: add or remove dependencies",
+                                 p.deps.task_id);
+  d->add_option("--add", p.deps.add, "a task it must wait for (repeatable)");
+  d->add_option("--remove", p.deps.remove, "a dependency to drop (repeatable)");
+  d->add_option("--reason", p.deps.reason, "why, recorded in the history with who");
+  OnParsed(d, p, p.deps, RunDeps);
+  CLI::App* h =
+      AddTaskIdCommand(task, "hold", "hold a task's nodes that have not started", p.hold.task_id);
+  h->add_option("--reason", p.hold.reason, "why, recorded in the history with who");
+  OnParsed(h, p, p.hold, RunHold);
+  CLI::App* rl = AddTaskIdCommand(task, "release", "release a held task", p.hold.task_id);
+  rl->add_option("--reason", p.hold.reason, "why, recorded in the history with who");
+  rl->callback([&p] {
+    p.hold.release = true;
+    p.command = [&p](OrchestratorClient& c, std::ostream& o, std::ostream& e) {
+      return RunHold(p.global, p.hold, c, o, e);
+    };
+  });
 
   CLI::App* w = AddTaskIdCommand(task, "watch", "follow a task until it is final", p.watch.task_id);
   w->add_option("--for", p.watch.max_wait_s, "give up after this many seconds (0: never)")

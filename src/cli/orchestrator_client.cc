@@ -104,6 +104,17 @@ Result<v1::Task> OrchestratorClient::RetryTask(const std::string& task_id) {
                         [&](auto& ctx, auto& resp) { return stub_->RetryTask(&ctx, req, &resp); });
 }
 
+Result<v1::Task> OrchestratorClient::ChangeDependencies(const v1::ChangeDependenciesRequest& req) {
+  return Call<v1::Task>(req.task_id(), [&](auto& ctx, auto& resp) {
+    return stub_->ChangeDependencies(&ctx, req, &resp);
+  });
+}
+
+Result<v1::Task> OrchestratorClient::HoldTask(const v1::HoldTaskRequest& req) {
+  return Call<v1::Task>(req.task_id(),
+                        [&](auto& ctx, auto& resp) { return stub_->HoldTask(&ctx, req, &resp); });
+}
+
 Result<v1::Task> OrchestratorClient::ControlRollout(const std::string& task_id,
                                                     const std::string& action,
                                                     const std::string& reason) {

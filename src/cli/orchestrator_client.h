@@ -42,6 +42,8 @@ class OrchestratorClient {
   Result<v1::Task> CancelTask(const std::string& task_id, const std::string& reason);
   Result<v1::Task> RetryTask(const std::string& task_id);
   // action: pause, resume, approve or abort.
+  Result<v1::Task> ChangeDependencies(const v1::ChangeDependenciesRequest& req);
+  Result<v1::Task> HoldTask(const v1::HoldTaskRequest& req);
   Result<v1::Task> ControlRollout(const std::string& task_id, const std::string& action,
                                   const std::string& reason);
   Result<v1::ListNodesResponse> ListNodes();

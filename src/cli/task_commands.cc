@@ -75,6 +75,28 @@ int RunRollout(const GlobalOptions& global, const RolloutOptions& opts, Orchestr
   return PrintTask(global, client.ControlRollout(opts.task_id, opts.action, opts.reason), out, err);
 }
 
+int RunDeps(const GlobalOptions& global, const DepsOptions& opts, OrchestratorClient& client,
+            std::ostream& out, std::ostream& err) {
+  if (opts.add.empty() && opts.remove.empty()) {
+    return ReportError(Status::InvalidArgument("task deps: give --add ID or --remove ID"), err);
+  }
+  v1::ChangeDependenciesRequest req;
+  req.set_task_id(opts.task_id);
+  for (const auto& a : opts.add) req.add_add(a);
+  for (const auto& r : opts.remove) req.add_remove(r);
+  req.set_reason(opts.reason);
+  return PrintTask(global, client.ChangeDependencies(req), out, err);
+}
+
+int RunHold(const GlobalOptions& global, const HoldOptions& opts, OrchestratorClient& client,
+            std::ostream& out, std::ostream& err) {
+  v1::HoldTaskRequest req;
+  req.set_task_id(opts.task_id);
+  req.set_release(opts.release);
+  req.set_reason(opts.reason);
+  return PrintTask(global, client.HoldTask(req), out, err);
+}
+
 int RunEvents(const GlobalOptions& global, const TaskIdOptions& opts, OrchestratorClient& client,
               std::ostream& out, std::ostream& err) {
   auto resp = client.TaskEvents(opts.task_id);

@@ -39,6 +39,19 @@ struct RolloutOptions {
   std::string action;  // the command's name
 };
 
+// task deps --add/--remove, task hold, task release.
+struct DepsOptions {
+  std::string task_id;
+  std::vector<std::string> add;
+  std::vector<std::string> remove;
+  std::string reason;
+};
+struct HoldOptions {
+  std::string task_id;
+  std::string reason;
+  bool release = false;
+};
+
 int RunStatus(const GlobalOptions& global, const TaskIdOptions& opts, OrchestratorClient& client,
               std::ostream& out, std::ostream& err);
 int RunList(const GlobalOptions& global, const ListOptions& opts, OrchestratorClient& client,
@@ -51,6 +64,10 @@ int RunRetry(const GlobalOptions& global, const TaskIdOptions& opts, Orchestrato
 // Moves the task's rollout; prints the task after (its rollout line first).
 int RunRollout(const GlobalOptions& global, const RolloutOptions& opts, OrchestratorClient& client,
                std::ostream& out, std::ostream& err);
+int RunDeps(const GlobalOptions& global, const DepsOptions& opts, OrchestratorClient& client,
+            std::ostream& out, std::ostream& err);
+int RunHold(const GlobalOptions& global, const HoldOptions& opts, OrchestratorClient& client,
+            std::ostream& out, std::ostream& err);
 int RunEvents(const GlobalOptions& global, const TaskIdOptions& opts, OrchestratorClient& client,
               std::ostream& out, std::ostream& err);
 

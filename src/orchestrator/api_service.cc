@@ -223,6 +223,11 @@ grpc::Status ApiService::Cancel(const apollo::v1::CancelTaskRequest* req, apollo
       }
     }
   }
+  if (t->spec.target_selector.follow) {
+    // Cancelled: nodes that match later do not get it any more.
+    if (Status st = store_.StopFollowing(req->task_id()); !st.ok()) return ToGrpc(st);
+    orchestrator_.FollowingChanged();
+  }
   orchestrator_.task_watches().Notify(req->task_id());
   orchestrator_.TaskMayHaveSettled(req->task_id());
   orchestrator_.Kick();
@@ -263,6 +268,12 @@ grpc::Status ApiService::Retry(const apollo::v1::RetryTaskRequest* req, apollo::
   return LoadTask(req->task_id(), resp);
 }
 
+namespace {
+std::string Who(const Caller& caller) {
+  return caller.who.empty() ? "an operator at " + caller.peer : caller.who;
+}
+}  // namespace
+
 grpc::Status ApiService::ControlRollout(grpc::ServerContext* ctx,
                                         const apollo::v1::ControlRolloutRequest* req,
                                         apollo::v1::Task* resp) {
@@ -286,6 +297,48 @@ grpc::Status ApiService::ControlRollout(grpc::ServerContext* ctx,
         }
         return LoadTask(req->task_id(), resp);
       });
+}
+
+grpc::Status ApiService::ChangeDependencies(grpc::ServerContext* ctx,
+                                            const apollo::v1::ChangeDependenciesRequest* req,
+                                            apollo::v1::Task* resp) {
+  return Audited(
+      *ctx, Role::kOperator, "task.deps", req->task_id(), *req, [&](const Caller& caller) {
+        if (req->add_size() == 0 && req->remove_size() == 0) {
+          return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
+                              "nothing to change: give dependencies to add or remove");
+        }
+        store::DependencyChange c;
+        c.task_id = req->task_id();
+        c.add.assign(req->add().begin(), req->add().end());
+        c.remove.assign(req->remove().begin(), req->remove().end());
+        c.who = Who(caller);
+        c.reason = req->reason();
+        if (Status st = store_.ChangeDependencies(c); !st.ok()) {
+          if (st.code() == StatusCode::kNotFound && st.message() == "no task " + req->task_id()) {
+            return LoadTask(req->task_id(), resp);
+          }
+          return ToGrpc(st);
+        }
+        orchestrator_.task_watches().Notify(req->task_id());
+        orchestrator_.Kick();
+        return LoadTask(req->task_id(), resp);
+      });
+}
+
+grpc::Status ApiService::HoldTask(grpc::ServerContext* ctx, const apollo::v1::HoldTaskRequest* req,
+                                  apollo::v1::Task* resp) {
+  return Audited(*ctx, Role::kOperator, req->release() ? "task.release" : "task.hold",
+                 req->task_id(), *req, [&](const Caller& caller) {
+                   store::HoldChange c{req->task_id(), !req->release(), Who(caller), req->reason()};
+                   if (Status st = store_.HoldTask(c); !st.ok()) {
+                     if (st.code() == StatusCode::kNotFound) return LoadTask(req->task_id(), resp);
+                     return ToGrpc(st);
+                   }
+                   orchestrator_.task_watches().Notify(req->task_id());
+                   orchestrator_.Kick();
+                   return LoadTask(req->task_id(), resp);
+                 });
 }
 
 grpc::Status ApiService::ListNodes(grpc::ServerContext* ctx, const apollo::v1::ListNodesRequest*,

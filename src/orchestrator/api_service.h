@@ -55,6 +55,11 @@ class ApiService final : public apollo::v1::Orchestrator::Service {
                          apollo::v1::Task* resp) override;
   grpc::Status ControlRollout(grpc::ServerContext*, const apollo::v1::ControlRolloutRequest* req,
                               apollo::v1::Task* resp) override;
+  grpc::Status ChangeDependencies(grpc::ServerContext*,
+                                  const apollo::v1::ChangeDependenciesRequest* req,
+                                  apollo::v1::Task* resp) override;
+  grpc::Status HoldTask(grpc::ServerContext*, const apollo::v1::HoldTaskRequest* req,
+                        apollo::v1::Task* resp) override;
   grpc::Status ListNodes(grpc::ServerContext*, const apollo::v1::ListNodesRequest* req,
                          apollo::v1::ListNodesResponse* resp) override;
   grpc::Status TaskEvents(grpc::ServerContext*, const apollo::v1::TaskEventsRequest* req,

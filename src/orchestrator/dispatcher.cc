@@ -212,7 +212,9 @@ void Orchestrator::TasksStored(std::vector<store::NewTask> tasks) {
   std::vector<std::shared_ptr<const TaskSpec>> made;
   made.reserve(tasks.size());
   Outbox out;
+  bool following = false;
   for (store::NewTask& t : tasks) {
+    following = following || t.spec.target_selector.follow;
     // Dispatched by the create (attempt 1), sent now: the rows are stored.
     for (const std::string& n : t.dispatch_now) out[n].push_back(MakeIntent(t.spec, 1));
     task_watches_.Notify(t.spec.task_id);
@@ -227,6 +229,7 @@ void Orchestrator::TasksStored(std::vector<store::NewTask> tasks) {
     }
   }
   SendOutbox(out);
+  if (following) FollowingChanged();
 }
 
 void Orchestrator::ForgetTask(const std::string& task_id) {

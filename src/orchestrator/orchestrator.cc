@@ -265,6 +265,7 @@ grpc::Status Orchestrator::OnHello(const std::shared_ptr<SessionHandle>& handle,
   if (Status s = store_.UpsertNode(node); !s.ok()) {
     return grpc::Status(grpc::StatusCode::UNAVAILABLE, "cannot register node: " + s.message());
   }
+  FollowNode(node);
   auto stored = store_.HighestStoredSeq(node.node_id);
   if (!stored.ok()) {
     return grpc::Status(grpc::StatusCode::UNAVAILABLE, "store: " + stored.status().message());

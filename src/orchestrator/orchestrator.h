@@ -171,6 +171,10 @@ class Orchestrator final : public SessionHost {
   Result<store::RolloutRow> ControlRollout(const std::string& task_id, RolloutAction action,
                                            const std::string& who, const std::string& reason);
 
+  // A task with a following selector was stored or stopped following: the
+  // next Hello reads the list again (follow.cc).
+  void FollowingChanged();
+
   // Compares the latest snapshot of `node_id` (all nodes when empty) with
   // the store and, unless `dry_run`, repairs the drift.
   struct ReconcileOutcome {
@@ -330,6 +334,9 @@ class Orchestrator final : public SessionHost {
   void DriveRollouts(Pass& pass);
   void AbortRows(const store::TaskRow& task, Pass& pass);
   static constexpr Duration kRolloutInterval = std::chrono::milliseconds(250);
+  // Gives `node` (just registered) a row of every following task whose
+  // selector it matches (follow.cc).
+  void FollowNode(const store::NodeInfo& node);
 
   // The compensation task of `failed` on `node_id` (failed.on_failure set).
   store::NewTask CompensationTask(const TaskSpec& failed, const std::string& node_id) const;
@@ -387,6 +394,15 @@ class Orchestrator final : public SessionHost {
   TimePoint watermarks_checked_{};  // dispatch thread only
   TimePoint heartbeats_flushed_{};  // dispatch thread only
   TimePoint rollouts_driven_{};     // dispatch thread only
+  // Following tasks as last read (at most every kFollowingRefresh, or when
+  // stale), and the (task, node) pairs settled since start.
+  std::mutex follow_mu_;
+  std::vector<store::FollowingTask> following_;             // guarded by follow_mu_
+  TimePoint following_read_{};                              // guarded by follow_mu_
+  bool following_stale_ = true;                             // guarded by follow_mu_
+  std::set<std::pair<std::string, std::string>> followed_;  // guarded by follow_mu_
+  static constexpr Duration kFollowingRefresh = std::chrono::seconds(1);
+  static constexpr size_t kMaxFollowed = 1'000'000;
   std::atomic<bool> rollouts_kicked_{true};
 
   // Heartbeats not yet in the store, latest per node. Losing them in a

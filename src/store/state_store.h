@@ -111,6 +111,31 @@ class StateStore {
   // any, is one history entry about the task (node_id "").
   virtual Status UpdateRollout(const RolloutChange& change) = 0;
 
+  // ---- runtime DAG changes (tasks not started yet)
+
+  // Adds and removes dependencies of a task whose rows are all PENDING, in
+  // one transaction: kFailedPrecondition if it started, if a new
+  // dependency ended without success, or if it would close a cycle (the
+  // message names the cycle); kNotFound for an unknown task or a removed
+  // dependency it does not have. Adding one it has is a no-op.
+  virtual Status ChangeDependencies(const DependencyChange& change) = 0;
+  // Holds the task's rows not started (blocked_reason "held_by <who>") or
+  // releases them; kFailedPrecondition when already held / not held, or
+  // (hold) when no row waits to start.
+  virtual Status HoldTask(const HoldChange& change) = 0;
+
+  // ---- selectors that follow the fleet
+
+  // Tasks whose selector has follow: true and that were not cancelled.
+  virtual Result<std::vector<FollowingTask>> ListFollowing() = 0;
+  // Gives the task a PENDING row on `node_id` (history cause kFollow with
+  // `detail`), due once its gates allow; false when the node has one
+  // already (it is never given the task twice).
+  virtual Result<bool> AddFollowRow(std::string_view task_id, std::string_view node_id,
+                                    std::string_view detail) = 0;
+  // The task no longer follows (it was cancelled).
+  virtual Status StopFollowing(std::string_view task_id) = 0;
+
   // ---- nodes
 
   // Inserts or replaces the node's registration (and marks it registered).

@@ -138,3 +138,98 @@ TEST_P(StoreConformanceTest, ADependencyReleaseRespectsTheBatchGate) {
 
 }  // namespace
 }  // namespace apollo::store::testing
+
+namespace apollo::store::testing {
+namespace {
+
+std::string Reason(StateStore& s, const std::string& task, const std::string& node) {
+  Result<TaskRow> t = s.GetTask(task);
+  if (!t.ok()) return "?";
+  for (const NodeRow& r : t->nodes) {
+    if (r.node_id == node) return r.blocked_reason;
+  }
+  return "?";
+}
+
+TEST_P(StoreConformanceTest, DependenciesChangeBeforeATaskStartsAndCyclesAreNamed) {
+  Create({Spec("a", {"n1"}), Spec("b", {"n1"}), Spec("x", {"n1"})}, {"n1"});
+  TaskSpec c = Spec("c", {"n1"});
+  c.depends_on = {"b"};
+  Create({c}, {"n1"});
+  // x waits for a once a is added; its row is no longer due.
+  ASSERT_TRUE(store().ChangeDependencies({"x", {"a"}, {}, "alice", "a first"}).ok());
+  EXPECT_EQ(Reason(store(), "x", "n1"), "deps_pending [a]");
+  EXPECT_EQ(store().GetTask("x")->spec.depends_on, std::vector<std::string>{"a"});
+  // a -> c -> b: adding b -> a closes b -> a -> ... no; c depends on b, so
+  // b depending on c is the cycle b -> c -> b.
+  Status cycle = store().ChangeDependencies({"b", {"c"}, {}, "alice", ""});
+  EXPECT_EQ(cycle.code(), StatusCode::kFailedPrecondition);
+  EXPECT_EQ(cycle.message(), "adding c to the dependencies of b would make a cycle: b -> c -> b");
+  EXPECT_EQ(store().ChangeDependencies({"x", {"x"}, {}, "alice", ""}).code(),
+            StatusCode::kInvalidArgument);
+  EXPECT_EQ(store().ChangeDependencies({"x", {"nope"}, {}, "alice", ""}).code(),
+            StatusCode::kNotFound);
+  EXPECT_EQ(store().ChangeDependencies({"x", {}, {"b"}, "alice", ""}).code(),
+            StatusCode::kNotFound);
+  // Removing it releases the row; the history says who, on the task and the row.
+  ASSERT_TRUE(store().ChangeDependencies({"x", {}, {"a"}, "bob", "not needed"}).ok());
+  EXPECT_EQ(Reason(store(), "x", "n1"), "");
+  EXPECT_EQ(Row("x", "n1").due_kind, DueKind::kDispatch);
+  Result<std::vector<HistoryRow>> h = store().GetHistory("x");
+  ASSERT_TRUE(h.ok());
+  std::vector<std::string> lines;
+  for (const HistoryRow& e : *h) {
+    if (e.cause == Cause::kDagChange)
+      lines.push_back((e.node_id.empty() ? "task" : e.node_id) + " " + e.detail);
+  }
+  EXPECT_THAT(lines,
+              ElementsAre("task dependency on a added by alice: a first",
+                          "n1 dependency on a added by alice: a first: waits, deps_pending [a]",
+                          "task dependency on a removed by bob: not needed",
+                          "n1 dependency on a removed by bob: not needed: may start now"));
+  // A started task's dependencies are fixed.
+  Move("x", "n1", TaskState::kDispatched, Cause::kDispatch);
+  EXPECT_EQ(store().ChangeDependencies({"x", {"a"}, {}, "alice", ""}).code(),
+            StatusCode::kFailedPrecondition);
+}
+
+TEST_P(StoreConformanceTest, AHoldKeepsRowsFromStartingUntilReleased) {
+  Create({Spec("h", {"n1", "n2"})}, {"n1", "n2"});
+  ASSERT_TRUE(store().HoldTask({"h", true, "alice", "change freeze"}).ok());
+  EXPECT_EQ(Reason(store(), "h", "n1"), "held_by alice");
+  EXPECT_EQ(store().GetTask("h")->held_by, "alice");
+  EXPECT_TRUE(store().DueWork(clock_.Now(), 10)->empty());
+  EXPECT_EQ(store().HoldTask({"h", true, "bob", ""}).code(), StatusCode::kFailedPrecondition);
+  Reopen();
+  EXPECT_EQ(Reason(store(), "h", "n2"), "held_by alice");
+  ASSERT_TRUE(store().HoldTask({"h", false, "bob", "freeze over"}).ok());
+  EXPECT_EQ(store().GetTask("h")->held_by, "");
+  EXPECT_EQ(store().DueWork(clock_.Now(), 10)->size(), 2u);
+  EXPECT_EQ(store().HoldTask({"h", false, "bob", ""}).code(), StatusCode::kFailedPrecondition);
+}
+
+TEST_P(StoreConformanceTest, AFollowingTaskGetsANewNodeOnce) {
+  TaskSpec f = Spec("f", {"n1"});
+  f.target_selector = TargetSelector{SelectorType::kLabel, "role", "web", "", {}, false, true};
+  Create({f}, {"n1"});
+  Result<std::vector<FollowingTask>> following = store().ListFollowing();
+  ASSERT_TRUE(following.ok());
+  ASSERT_EQ(following->size(), 1u);
+  EXPECT_EQ(following->at(0).task_id, "f");
+  EXPECT_EQ(following->at(0).selector.key, "role");
+  Result<bool> added = store().AddFollowRow("f", "n9", "n9 registered with role=web");
+  ASSERT_TRUE(added.ok()) << added.status().ToString();
+  EXPECT_TRUE(*added);
+  EXPECT_FALSE(*store().AddFollowRow("f", "n9", "again"));
+  Result<TaskRow> t = store().GetTask("f");
+  ASSERT_EQ(t->nodes.size(), 2u);
+  EXPECT_EQ(Row("f", "n9").due_kind, DueKind::kDispatch);
+  // Not a following task: refused; stopped: no longer listed.
+  EXPECT_EQ(store().AddFollowRow("missing", "n9", "").status().code(), StatusCode::kNotFound);
+  ASSERT_TRUE(store().StopFollowing("f").ok());
+  EXPECT_TRUE(store().ListFollowing()->empty());
+  EXPECT_EQ(store().AddFollowRow("f", "n8", "").status().code(), StatusCode::kFailedPrecondition);
+}
+
+}  // namespace
+}  // namespace apollo::store::testing

@@ -220,6 +220,32 @@ struct RolloutChange {
   std::string detail;
 };
 
+// ChangeDependencies: a task not started yet gets new dependencies and/or
+// loses some. Recorded as one history entry naming `who` (and `reason`).
+struct DependencyChange {
+  std::string task_id;
+  std::vector<std::string> add;
+  std::vector<std::string> remove;
+  std::string who;
+  std::string reason;
+};
+
+// HoldTask: an operator's hold on the rows of a task not started yet
+// (blocked_reason "held_by <who>"), or its release.
+struct HoldChange {
+  std::string task_id;
+  bool hold = true;  // false: release
+  std::string who;
+  std::string reason;
+};
+
+// A task whose label or group selector follows the fleet.
+struct FollowingTask {
+  std::string task_id;
+  TargetSelector selector;
+  std::chrono::seconds start_timeout{0};
+};
+
 // ---------------------------------------------------------------- apply --
 
 struct EventOutcome {

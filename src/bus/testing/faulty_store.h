@@ -110,6 +110,18 @@ class FaultyStore final : public store::StateStore {
   Status UpdateRollout(const store::RolloutChange& change) override {
     return inner_.UpdateRollout(change);
   }
+  Status ChangeDependencies(const store::DependencyChange& change) override {
+    return inner_.ChangeDependencies(change);
+  }
+  Status HoldTask(const store::HoldChange& change) override { return inner_.HoldTask(change); }
+  Result<std::vector<store::FollowingTask>> ListFollowing() override {
+    return inner_.ListFollowing();
+  }
+  Result<bool> AddFollowRow(std::string_view task_id, std::string_view node_id,
+                            std::string_view detail) override {
+    return inner_.AddFollowRow(task_id, node_id, detail);
+  }
+  Status StopFollowing(std::string_view task_id) override { return inner_.StopFollowing(task_id); }
   Status UpsertNode(const store::NodeInfo& node) override { return inner_.UpsertNode(node); }
   Status RecordHeartbeat(std::string_view node_id, TimePoint at,
                          std::string_view mode) override {

@@ -77,6 +77,27 @@ class EngineStore final : public StateStore {
     return WriteStatus([change](WriteTxn& txn) { return WriteRolloutChange(txn, change); });
   }
 
+  // StateStore: runtime DAG changes, following selectors
+  Status ChangeDependencies(const DependencyChange& change) override {
+    return WriteStatus([change](WriteTxn& txn) { return WriteDependencyChange(txn, change); });
+  }
+  Status HoldTask(const HoldChange& change) override {
+    return WriteStatus([change](WriteTxn& txn) { return WriteHold(txn, change); });
+  }
+  Result<std::vector<FollowingTask>> ListFollowing() override {
+    return readers_.Read([&](sql::Conn& db) { return QueryFollowing(db); });
+  }
+  Result<bool> AddFollowRow(std::string_view task_id, std::string_view node_id,
+                            std::string_view detail) override {
+    return Write<bool>(
+        1, [t = std::string(task_id), n = std::string(node_id),
+            d = std::string(detail)](WriteTxn& txn) { return WriteFollowRow(txn, t, n, d); });
+  }
+  Status StopFollowing(std::string_view task_id) override {
+    return WriteStatus(
+        [t = std::string(task_id)](WriteTxn& txn) { return WriteStopFollowing(txn, t); });
+  }
+
   // StateStore: nodes
   Status UpsertNode(const NodeInfo& node) override {
     return WriteStatus([node](WriteTxn& txn) { return WriteNode(txn, node); });

@@ -21,6 +21,8 @@ Result<std::vector<DueItem>> QueryDue(sql::Conn& db, TimePoint now, int limit);
 // Rollouts (rollouts.cc): the active ones (not aborted or completed), or all.
 Result<std::vector<RolloutRow>> QueryRollouts(sql::Conn& db, bool active_only);
 Result<std::optional<RolloutRow>> QueryRolloutOf(sql::Conn& db, int64_t task_ref);
+// Tasks that follow the fleet (follow.cc).
+Result<std::vector<FollowingTask>> QueryFollowing(sql::Conn& db);
 Result<std::string> QueryPayload(sql::Conn& db, int64_t ref);
 Result<int64_t> QueryQueueDepth(sql::Conn& db);
 

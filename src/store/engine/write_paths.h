@@ -31,6 +31,13 @@ Result<std::vector<CreatedTask>> InsertTasks(WriteTxn& txn, const std::vector<Ne
 // Moves a rollout (rollouts.cc).
 Status WriteRolloutChange(WriteTxn& txn, const RolloutChange& change);
 
+// Runtime DAG changes (dag_changes.cc) and following selectors (follow.cc).
+Status WriteDependencyChange(WriteTxn& txn, const DependencyChange& change);
+Status WriteHold(WriteTxn& txn, const HoldChange& change);
+Result<bool> WriteFollowRow(WriteTxn& txn, const std::string& task_id, const std::string& node_id,
+                            const std::string& detail);
+Status WriteStopFollowing(WriteTxn& txn, const std::string& task_id);
+
 // An alert raised by the orchestrator (StateStore::AddAlert); returns its id.
 Result<int64_t> InsertAlert(WriteTxn& txn, const AlertRow& alert);
 Result<int64_t> InsertDeadLetter(WriteTxn& txn, const DeadLetter& letter);
