@@ -117,6 +117,21 @@ timeout 60 "${CLI[@]}" task watch --task-id demo-check-config >/dev/null || die 
 say "the history of the check, with the cause of every step"
 "${CLI[@]}" task events --task-id demo-check-config
 
+say "a rollout: a canary first, the rest once someone approves (examples/rollout.yaml)"
+"${CLI[@]}" task submit --dry-run --file examples/rollout.yaml || die "rollout dry run failed"
+APOLLO_TOKEN=$OPERATOR_TOKEN "${CLI[@]}" task submit --file examples/rollout.yaml ||
+  die "rollout submit failed"
+rollout_state() { "${CLI[@]}" -o json task status --task-id web-v2 | jq -r .rollout.state; }
+for _ in $(seq 1 100); do [ "$(rollout_state)" = awaiting_approval ] && break; sleep 0.2; done
+[ "$(rollout_state)" = awaiting_approval ] || die "the rollout's canary did not end: $(rollout_state)"
+"${CLI[@]}" task status --task-id web-v2
+say "apollo-cli task approve --task-id web-v2   (as demo-operator)"
+APOLLO_TOKEN=$OPERATOR_TOKEN "${CLI[@]}" task approve --task-id web-v2 --reason "canary is healthy" \
+  >/dev/null || die "approve failed"
+timeout 60 "${CLI[@]}" task watch --task-id web-v2 >/dev/null || die "the rollout did not succeed"
+"${CLI[@]}" task status --task-id web-v2
+"${CLI[@]}" task events --task-id web-v2
+
 say "apollo-cli audit list   (who did what)"
 "${CLI[@]}" audit list || die "audit list failed"
 

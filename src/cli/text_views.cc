@@ -79,10 +79,12 @@ std::string HistoryText(const std::string& task_id, const v1::TaskEventsResponse
   std::vector<TableRow> rows = {{"TIME", "NODE", "TRANSITION", "ATTEMPT", "CAUSE", "DETAIL"}};
   for (const auto& e : resp.entries()) {
     std::string from = e.from_status().empty() ? "(new)" : e.from_status();
-    // An entry about the task as a whole (a rollout paused, a hold) names no node.
-    rows.push_back({FormatMicros(e.at_us()), e.node_id().empty() ? "(task)" : e.node_id(),
-                    from + " -> " + e.to_status(), std::to_string(e.attempt()), e.cause(),
-                    e.detail()});
+    // An entry about the task as a whole (a rollout paused, a hold) names no
+    // node and moves no row.
+    const bool task_level = e.node_id().empty();
+    rows.push_back({FormatMicros(e.at_us()), task_level ? "(task)" : e.node_id(),
+                    task_level ? "-" : from + " -> " + e.to_status(), std::to_string(e.attempt()),
+                    e.cause(), e.detail()});
   }
   return RenderTable(rows);
 }

@@ -44,7 +44,7 @@ TEST(RolloutTest, FailureBudget) {
 
 constexpr char kTask[] = R"(task_id: roll-1
 intent: exec
-target_selector: {type: label, key: role, value: web, follow: true}
+target_selector: {type: label, key: role, value: web}
 timeout: 30
 on_failure: {intent: exec, params: {argv: ["true"]}}
 rollout:
@@ -67,7 +67,6 @@ TEST(RolloutTest, ParsedFromAFileAndRoundTrips) {
   EXPECT_EQ(s.rollout->pause_between, std::chrono::seconds(60));
   EXPECT_EQ(s.rollout->max_fail_percentage, 20);
   EXPECT_EQ(s.rollout->on_breach, BreachAction::kAbort);
-  EXPECT_TRUE(s.target_selector.follow);
   // The store's JSON and the typed spec give the same task back.
   auto back = SpecFromJson(SpecToJson(s));
   ASSERT_TRUE(back.ok());
@@ -79,6 +78,24 @@ TEST(RolloutTest, ParsedFromAFileAndRoundTrips) {
   ParsedTasks typed = TaskSpecsFromProto(specs, "req", {}, nullptr, nullptr);
   ASSERT_TRUE(typed.ok()) << typed.errors[0].ToString();
   EXPECT_EQ(typed.tasks[0].rollout, s.rollout);
+}
+
+TEST(RolloutTest, AFollowingSelectorRoundTrips) {
+  ParsedTasks p = ParseTaskFile(
+      "task_id: f\nintent: exec\ntarget_selector: {type: group, group: edge, follow: true}\n"
+      "timeout: 5\n",
+      "t.yaml");
+  ASSERT_TRUE(p.ok()) << p.errors[0].ToString();
+  EXPECT_TRUE(p.tasks[0].target_selector.follow);
+  auto back = SpecFromJson(SpecToJson(p.tasks[0]));
+  ASSERT_TRUE(back.ok());
+  EXPECT_EQ(*back, p.tasks[0]);
+  v1::TaskSpec pb;
+  TaskSpecToProto(p.tasks[0], &pb);
+  google::protobuf::RepeatedPtrField<v1::TaskSpec> specs;
+  *specs.Add() = pb;
+  ParsedTasks typed = TaskSpecsFromProto(specs, "req", {}, nullptr, nullptr);
+  ASSERT_TRUE(typed.ok());
   EXPECT_TRUE(typed.tasks[0].target_selector.follow);
 }
 
@@ -118,6 +135,11 @@ TEST(RolloutTest, BadBlocksSayWhatAndWhere) {
             "t.yaml:5:37: 'rollout.on_breach' must be pause or abort, got 'stop'");
   EXPECT_NE(FirstError(head + "rollout: {batch_size: 2, colour: red}\n").find("t.yaml:5:26: "),
             std::string::npos);
+  EXPECT_EQ(FirstError(head.substr(0, head.find("}")) + ", follow: true}\ntimeout: 5\n" +
+                       "rollout: {batch_size: 2}\n"),
+            "t.yaml:5:10: 'rollout' and 'target_selector.follow' cannot be combined: a node "
+            "joining later would skip the batches (roll out to the nodes matched now, without "
+            "follow)");
   EXPECT_EQ(FirstError("task_id: a\nintent: exec\ntarget_selector: {type: nodes, nodes: [n1], "
                        "follow: true}\ntimeout: 5\n"),
             "t.yaml:3:53: 'target_selector.follow' applies to label and group selectors (a "

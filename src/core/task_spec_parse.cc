@@ -527,6 +527,15 @@ bool TaskParser::Field(const internal::Field& f, TaskSpec* spec,
   return false;  // Fields() only hands out known keys
 }
 
+// The value of `key` in mapping `map`, or `map` itself when absent (so a
+// diagnostic still has a position).
+YAML::Node FieldValue(const YAML::Node& map, std::string_view key) {
+  for (const auto& kv : map) {
+    if (kv.first.IsScalar() && kv.first.Scalar() == key) return kv.second;
+  }
+  return map;
+}
+
 std::optional<TaskSpec> TaskParser::Parse(const YAML::Node& n,
                                           std::optional<RetryPolicySource>* written) {
   if (!n.IsMap()) {
@@ -548,17 +557,14 @@ std::optional<TaskSpec> TaskParser::Parse(const YAML::Node& n,
     }
   }
   if (!present.count("task_id")) spec.task_id_generated = true;
+  if (ok) {
+    if (auto p = internal::FollowRolloutProblem(spec); !p.empty()) {
+      r_.Error(FieldValue(n, "rollout"), p);
+      ok = false;
+    }
+  }
   if (!ok) return std::nullopt;
   return spec;
-}
-
-// The value of `key` in mapping `map`, or `map` itself when absent (so a
-// diagnostic still has a position).
-YAML::Node FieldValue(const YAML::Node& map, std::string_view key) {
-  for (const auto& kv : map) {
-    if (kv.first.IsScalar() && kv.first.Scalar() == key) return kv.second;
-  }
-  return map;
 }
 
 // Across the tasks of one file: duplicate ids, unknown deps, cycles.

@@ -448,6 +448,7 @@ bool SpecChecker::Fields(const v1::TaskSpec& pb, TaskSpec* spec) {
     RolloutSpec r;
     if (Rollout(pb.rollout(), &r)) {
       spec->rollout = r;
+      ok &= Report(internal::FollowRolloutProblem(*spec));
     } else {
       ok = false;
     }

@@ -239,6 +239,14 @@ std::string FollowProblem(SelectorType type) {
   return {};
 }
 
+std::string FollowRolloutProblem(const TaskSpec& spec) {
+  if (spec.rollout && spec.target_selector.follow) {
+    return "'rollout' and 'target_selector.follow' cannot be combined: a node joining later "
+           "would skip the batches (roll out to the nodes matched now, without follow)";
+  }
+  return {};
+}
+
 std::string BatchSizeProblem(std::string_view got, int* count, int* percent) {
   std::string_view digits = got;
   const bool pct = !digits.empty() && digits.back() == '%';

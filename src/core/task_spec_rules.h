@@ -97,6 +97,10 @@ std::string CompensationIntentMissingProblem();
 // target_selector.follow: label and group selectors only.
 std::string FollowProblem(SelectorType type);
 
+// A rollout over a following selector: not supported (a node joining later
+// would bypass the batches).
+std::string FollowRolloutProblem(const TaskSpec& spec);
+
 // rollout. The batch size as written: a count ("2") or a percentage ("25%").
 inline constexpr int64_t kMaxRolloutNodes = 100'000;
 std::string BatchSizeProblem(std::string_view got, int* count, int* percent);

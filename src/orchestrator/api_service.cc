@@ -199,34 +199,45 @@ grpc::Status ApiService::Cancel(const apollo::v1::CancelTaskRequest* req, apollo
   auto t = store_.GetTask(req->task_id());
   if (!t.ok()) return LoadTask(req->task_id(), resp);
   std::string reason = req->reason().empty() ? "cancelled by an operator" : req->reason();
-  std::vector<store::TransitionRequest> requests;
-  for (const auto& n : t->nodes) {
-    if (!IsTransitionAllowed(n.state, TaskState::kCancelled)) continue;
-    store::TransitionRequest r;
-    r.task_id = n.task_id;
-    r.node_id = n.node_id;
-    r.to = TaskState::kCancelled;
-    r.cause = store::Cause::kCancel;
-    r.expected_version = n.version;
-    r.detail = reason;
-    requests.push_back(std::move(r));
-  }
-  auto outcomes = store_.Transition(requests);
-  if (!outcomes.ok()) return ToGrpc(outcomes.status());
-  for (size_t i = 0; i < requests.size(); ++i) {
-    if ((*outcomes)[i].outcome != store::Outcome::kApplied) continue;
-    for (const auto& row : t->nodes) {
-      if (row.node_id == requests[i].node_id &&
-          (row.state == TaskState::kDispatched || row.state == TaskState::kRunning ||
-           row.state == TaskState::kRetrying)) {
-        orchestrator_.SendCancel(row.task_id, row.node_id, row.attempt, reason);
-      }
-    }
-  }
   if (t->spec.target_selector.follow) {
-    // Cancelled: nodes that match later do not get it any more.
+    // First: a node registering meanwhile must not get a fresh row of it.
     if (Status st = store_.StopFollowing(req->task_id()); !st.ok()) return ToGrpc(st);
     orchestrator_.FollowingChanged();
+  }
+  // A row another writer moved meanwhile (a dispatch, a batch opening, a
+  // hold) loses its compare-and-set: read it again and cancel it as it is
+  // now, a few times at most.
+  for (int round = 0; round < 5; ++round) {
+    std::vector<store::TransitionRequest> requests;
+    for (const auto& n : t->nodes) {
+      if (!IsTransitionAllowed(n.state, TaskState::kCancelled)) continue;
+      store::TransitionRequest r;
+      r.task_id = n.task_id;
+      r.node_id = n.node_id;
+      r.to = TaskState::kCancelled;
+      r.cause = store::Cause::kCancel;
+      r.expected_version = n.version;
+      r.detail = reason;
+      requests.push_back(std::move(r));
+    }
+    if (requests.empty()) break;
+    auto outcomes = store_.Transition(requests);
+    if (!outcomes.ok()) return ToGrpc(outcomes.status());
+    bool conflict = false;
+    for (size_t i = 0; i < requests.size(); ++i) {
+      conflict = conflict || (*outcomes)[i].outcome == store::Outcome::kVersionConflict;
+      if ((*outcomes)[i].outcome != store::Outcome::kApplied) continue;
+      for (const auto& row : t->nodes) {
+        if (row.node_id == requests[i].node_id &&
+            (row.state == TaskState::kDispatched || row.state == TaskState::kRunning ||
+             row.state == TaskState::kRetrying)) {
+          orchestrator_.SendCancel(row.task_id, row.node_id, row.attempt, reason);
+        }
+      }
+    }
+    if (!conflict) break;
+    t = store_.GetTask(req->task_id());
+    if (!t.ok()) return ToGrpc(t.status());
   }
   orchestrator_.task_watches().Notify(req->task_id());
   orchestrator_.TaskMayHaveSettled(req->task_id());
@@ -287,7 +298,7 @@ grpc::Status ApiService::ControlRollout(grpc::ServerContext* ctx,
               grpc::StatusCode::INVALID_ARGUMENT,
               "action must be pause, resume, approve or abort, got '" + req->action() + "'");
         }
-        const std::string who = caller.who.empty() ? "an operator at " + caller.peer : caller.who;
+        const std::string who = Who(caller);
         auto r = orchestrator_.ControlRollout(req->task_id(), *action, who, req->reason());
         if (!r.ok()) {
           if (r.status().code() == StatusCode::kNotFound) {

@@ -212,9 +212,11 @@ void Orchestrator::TasksStored(std::vector<store::NewTask> tasks) {
   std::vector<std::shared_ptr<const TaskSpec>> made;
   made.reserve(tasks.size());
   Outbox out;
-  bool following = false;
+  std::vector<std::pair<std::string, std::string>> follow_rows;
   for (store::NewTask& t : tasks) {
-    following = following || t.spec.target_selector.follow;
+    if (t.spec.target_selector.follow) {
+      for (const std::string& n : t.node_ids) follow_rows.emplace_back(t.spec.task_id, n);
+    }
     // Dispatched by the create (attempt 1), sent now: the rows are stored.
     for (const std::string& n : t.dispatch_now) out[n].push_back(MakeIntent(t.spec, 1));
     task_watches_.Notify(t.spec.task_id);
@@ -229,7 +231,7 @@ void Orchestrator::TasksStored(std::vector<store::NewTask> tasks) {
     }
   }
   SendOutbox(out);
-  if (following) FollowingChanged();
+  if (!follow_rows.empty()) FollowingStored(follow_rows);
 }
 
 void Orchestrator::ForgetTask(const std::string& task_id) {

@@ -75,6 +75,21 @@ void Orchestrator::FollowNode(const store::NodeInfo& node) {
   if (added_any) Kick();
 }
 
+void Orchestrator::FollowingStored(const std::vector<std::pair<std::string, std::string>>& rows) {
+  {
+    std::lock_guard<std::mutex> lock(follow_mu_);
+    following_stale_ = true;
+    for (const auto& r : rows) followed_.insert(r);  // resolved at submit: they have one
+  }
+  // A node that registered between the submit's resolve and the store has
+  // no row yet: one sweep over the registered nodes gives it one.
+  auto nodes = store_.ListNodes();
+  if (!nodes.ok()) return;  // its next Hello does
+  for (const store::NodeInfo& n : *nodes) {
+    if (n.registered) FollowNode(n);
+  }
+}
+
 void Orchestrator::FollowingChanged() {
   std::lock_guard<std::mutex> lock(follow_mu_);
   following_stale_ = true;

@@ -332,11 +332,16 @@ class Orchestrator final : public SessionHost {
   // kRolloutInterval unless kicked; an aborting one's rows are cancelled or
   // rolled back (AbortRows).
   void DriveRollouts(Pass& pass);
-  void AbortRows(const store::TaskRow& task, Pass& pass);
+  // Stages the cancels of an aborting rollout's rows and creates the
+  // rollbacks; false when a rollback could not be created yet.
+  bool AbortRows(const store::TaskRow& task, Pass& pass);
   static constexpr Duration kRolloutInterval = std::chrono::milliseconds(250);
   // Gives `node` (just registered) a row of every following task whose
   // selector it matches (follow.cc).
   void FollowNode(const store::NodeInfo& node);
+  // Following tasks were stored with these (task, node) rows: remember
+  // them, then sweep the registered nodes once (follow.cc).
+  void FollowingStored(const std::vector<std::pair<std::string, std::string>>& rows);
 
   // The compensation task of `failed` on `node_id` (failed.on_failure set).
   store::NewTask CompensationTask(const TaskSpec& failed, const std::string& node_id) const;
@@ -404,6 +409,9 @@ class Orchestrator final : public SessionHost {
   static constexpr Duration kFollowingRefresh = std::chrono::seconds(1);
   static constexpr size_t kMaxFollowed = 1'000'000;
   std::atomic<bool> rollouts_kicked_{true};
+  // Rows of aborting rollouts whose rollback exists (saves a create per
+  // pass); guarded by mu_.
+  std::set<std::pair<std::string, std::string>> rolled_back_;
 
   // Heartbeats not yet in the store, latest per node. Losing them in a
   // crash costs at most heartbeat_flush of liveness information.

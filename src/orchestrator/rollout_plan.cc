@@ -66,18 +66,25 @@ std::optional<RolloutStep> NextRolloutStep(const RolloutSpec& spec, const store:
                                            const RolloutTally& t, TimePoint now) {
   RolloutStep step{Same(r), ""};
   store::RolloutChange& c = step.change;
-  switch (r.state) {
-    case RolloutState::kAborting:
-      if (!t.all_ended) return std::nullopt;
-      c.state = RolloutState::kAborted;
-      c.detail = "rollout aborted: every node ended (" + std::to_string(t.succeeded) +
-                 " succeeded and were rolled back where an on_failure is given)";
-      return step;
-    case RolloutState::kRunning:
-    case RolloutState::kWaiting:
-      break;
-    default:  // awaiting approval, paused: an operator moves it; final: nothing
-      return std::nullopt;
+  if (IsFinalRollout(r.state)) return std::nullopt;
+  if (r.state == RolloutState::kAborting) {
+    if (!t.all_ended) return std::nullopt;
+    c.state = RolloutState::kAborted;
+    c.detail = "rollout aborted: every node ended (" + std::to_string(t.succeeded) +
+               " had succeeded; rolled back where the task has an on_failure)";
+    return step;
+  }
+  if (t.all_ended && r.state != RolloutState::kRunning && r.state != RolloutState::kWaiting) {
+    // Paused or awaiting an approval, yet nothing is left (the task was
+    // cancelled): it is over.
+    c.state = RolloutState::kCompleted;
+    c.next_at.reset();
+    c.detail = "rollout ended while " + std::string(RolloutStateName(r.state)) +
+               ": every node ended (" + std::to_string(t.succeeded) + " succeeded)";
+    return step;
+  }
+  if (r.state != RolloutState::kRunning && r.state != RolloutState::kWaiting) {
+    return std::nullopt;  // awaiting approval, paused: an operator moves it
   }
   if (t.failures > ToleratedFailures(spec, r, t.nodes)) {
     const bool abort = spec.on_breach == BreachAction::kAbort;

@@ -15,24 +15,36 @@ void Orchestrator::DriveRollouts(Pass& pass) {
   rollouts_driven_ = now;
   auto active = store_.ListRollouts(/*active_only=*/true);
   if (!active.ok()) return;  // the store is unavailable: next pass
-  for (const store::RolloutRow& r : *active) {
-    auto task = store_.GetTask(r.task_id);
+  for (const store::RolloutRow& listed : *active) {
+    auto task = store_.GetTask(listed.task_id);
     if (!task.ok() || !task->spec.rollout || !task->rollout) continue;
-    const RolloutTally tally = TallyRollout(*task);
-    if (r.state == RolloutState::kAborting) AbortRows(*task, pass);
-    auto step = NextRolloutStep(*task->spec.rollout, *task->rollout, tally, now);
+    const store::RolloutRow& r = *task->rollout;  // as read with its rows
+    // Aborting: cancel what has not started, roll back what changed; it
+    // ends only once every rollback exists.
+    const bool rolled_back = r.state != RolloutState::kAborting || AbortRows(*task, pass);
+    auto step = NextRolloutStep(*task->spec.rollout, r, TallyRollout(*task), now);
     if (!step) continue;
+    if (step->change.state == RolloutState::kAborted && !rolled_back) continue;
     Status st = store_.UpdateRollout(step->change);
     if (!st.ok()) continue;  // moved meanwhile (an operator): the next pass reads it again
     if (!step->alert.empty()) RaiseAlert("rollout_breached", "", r.task_id, step->alert);
-    if (step->change.state == RolloutState::kAborting) rollouts_kicked_ = true;  // cancel now
+    if (step->change.state == RolloutState::kAborting) {
+      // Stop now, in this pass, before it dispatches anything of it.
+      CommitStaged(pass);
+      auto after = store_.GetTask(r.task_id);
+      if (after.ok()) AbortRows(*after, pass);
+    }
+    if (IsFinalRollout(step->change.state)) {
+      std::lock_guard<std::mutex> lock(mu_);
+      std::erase_if(rolled_back_, [&](const auto& k) { return k.first == r.task_id; });
+    }
     task_watches_.Notify(r.task_id);
     Kick();
   }
   CommitStaged(pass);
 }
 
-void Orchestrator::AbortRows(const store::TaskRow& task, Pass& pass) {
+bool Orchestrator::AbortRows(const store::TaskRow& task, Pass& pass) {
   const TaskSpec& spec = task.spec;
   std::vector<store::NewTask> rollbacks;
   std::vector<const store::NodeRow*> rolled;
@@ -57,28 +69,40 @@ void Orchestrator::AbortRows(const store::TaskRow& task, Pass& pass) {
       Stage(pass, std::move(r), std::move(then));
       continue;
     }
-    // The change ran there and succeeded: its on_failure undoes it. (A row
-    // that failed for good gets it from the dispatcher's compensation.)
-    if (n.state == TaskState::kSucceeded && spec.on_failure) {
-      rollbacks.push_back(CompensationTask(spec, n.node_id));
-      rolled.push_back(&n);
+    // The change ran there: it SUCCEEDED, or a run of it failed and the
+    // abort cancelled its retry (attempt >= 1). Its on_failure undoes it.
+    // (A row that failed for good gets it from the dispatcher's
+    // compensation.)
+    const bool ran =
+        n.state == TaskState::kSucceeded || (n.state == TaskState::kCancelled && n.attempt >= 1);
+    if (!ran || !spec.on_failure) continue;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (rolled_back_.count({n.task_id, n.node_id})) continue;
     }
+    rollbacks.push_back(CompensationTask(spec, n.node_id));
+    rolled.push_back(&n);
   }
-  if (rollbacks.empty()) return;
+  if (rollbacks.empty()) return true;
   // The same ids every pass: created once (created = false after).
   auto created = store_.CreateTasks(rollbacks);
-  if (!created.ok()) return;  // tried again next pass
+  if (!created.ok()) return false;  // tried again next pass
   std::vector<store::NewTask> stored;
   for (size_t i = 0; i < created->size() && i < rollbacks.size(); ++i) {
-    if (!(*created)[i].created) continue;
     const store::NodeRow& n = *rolled[i];
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (rolled_back_.size() >= kMaxProgressAsks) rolled_back_.clear();  // a bound
+      rolled_back_.insert({n.task_id, n.node_id});
+    }
+    if (!(*created)[i].created) continue;
     store::TransitionRequest note;
     note.task_id = n.task_id;
     note.node_id = n.node_id;
     note.cause = store::Cause::kCompensation;
     note.compensated = true;
     note.detail = "rollback task " + rollbacks[i].spec.task_id + " (" + spec.on_failure->intent +
-                  ") started: the rollout was aborted after this node had changed";
+                  ") started: the rollout was aborted after this node had run the change";
     Stage(pass, std::move(note));
     stored.push_back(rollbacks[i]);
   }
@@ -86,6 +110,7 @@ void Orchestrator::AbortRows(const store::TaskRow& task, Pass& pass) {
     TasksStored(std::move(stored));
     Kick();
   }
+  return true;
 }
 
 Result<store::RolloutRow> Orchestrator::ControlRollout(const std::string& task_id,

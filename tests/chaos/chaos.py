@@ -70,8 +70,9 @@ ALL_FAULTS = ["agent_kill", "orch_kill", "partition_one", "partition_half", "sto
               "delay_one", "torn_tail", "clock_skew", "dup_delivery", "store_down"]
 
 
-ALL_TASKS = ["simple", "slow", "multi", "flaky", "dag", "cancel", "opretry", "overrun"]
-TASK_WEIGHTS = [30, 15, 12, 12, 12, 10, 9, 6]
+ALL_TASKS = ["simple", "slow", "multi", "flaky", "dag", "cancel", "opretry", "overrun",
+             "rollout"]
+TASK_WEIGHTS = [30, 15, 12, 12, 12, 10, 9, 6, 8]
 
 
 def make_schedule(seed, duration, n_agents, pg, only=None, tasks=None):
@@ -90,7 +91,8 @@ def make_schedule(seed, duration, n_agents, pg, only=None, tasks=None):
         tid = f"k{seed % 100000}-{n:04d}-{kind}"
         acts.append((t, "submit", {"kind": kind, "id": tid,
                                    "nodes": rng.sample(range(n_agents),
-                                                       3 if kind == "multi" else 1),
+                                                       3 if kind in ("multi", "rollout")
+                                                       else 1),
                                    "sleep": rng.choice([0, 0.1, 0.3, 1, 2])}))
         if kind == "cancel":
             acts.append((t + rng.uniform(0.5, 4), "cancel", {"id": tid}))
@@ -395,13 +397,15 @@ def task_docs(c, act):
                f" >> {c.journal_dir}/$APOLLO_NODE_ID && sync {c.journal_dir}/$APOLLO_NODE_ID")
     retry = {"max_retries": 2, "initial_interval": 1, "max_interval": 1, "backoff": "fixed"}
 
-    def doc(task_id, script, nodes=nodes, retry=retry, timeout=60, deps=None):
+    def doc(task_id, script, nodes=nodes, retry=retry, timeout=60, deps=None, rollout=None):
         d = {"task_id": task_id, "intent": "exec",
              "target_selector": {"type": "nodes", "nodes": nodes},
              "timeout": timeout, "retry_policy": retry,
              "params": {"argv": ["sh", "-c", script]}}
         if deps:
             d["depends_on"] = deps
+        if rollout:
+            d["rollout"] = rollout
         return d
 
     if kind in ("simple", "multi"):
@@ -418,6 +422,9 @@ def task_docs(c, act):
         return [doc(tid, f"{journal}; sleep 15")]
     if kind == "overrun":  # attempt 1 runs past its 2 s timeout; the retry is quick
         return [doc(tid, f"{journal}; [ \"$APOLLO_ATTEMPT\" -ge 2 ] || sleep 5", timeout=2)]
+    if kind == "rollout":  # one node at a time; kills land mid-batch (checker: rollout_order)
+        return [doc(tid, f"{journal}; sleep {sleep}",
+                    rollout={"batch_size": 1, "max_failures": len(nodes), "on_breach": "pause"})]
     if kind == "opretry":  # fails with no retry left; the operator grants one
         return [doc(tid, f"{journal}; [ \"$APOLLO_ATTEMPT\" -ge 2 ] || exit 4",
                     retry={"max_retries": 0, "initial_interval": 1, "max_interval": 1,

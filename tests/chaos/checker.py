@@ -23,6 +23,8 @@ and checks the invariants of issue 8. Violation kinds:
   fencing            a state change made by an event of a superseded attempt, or
                      of an attempt a granted retry has already judged
   agreement          an agent's final local state differs from the store's
+  rollout_order      a rollout's batch k+1 was dispatched before every row of
+                     the batches up to k had ended (issue 21)
   cancel_not_delivered  the agent ran a task the store had cancelled to
                      SUCCEEDED although the center reached it meanwhile (it
                      took newer work first): the cancel was never re-sent
@@ -56,7 +58,8 @@ LOCAL_STATE = {
     "TIMEOUT": "TIMEOUT",
 }
 KINDS = ["lost_task", "lost_event", "duplicate_event", "duplicate_effect", "extra_execution",
-         "illegal_transition", "broken_history", "fencing", "agreement", "cancel_not_delivered"]
+         "illegal_transition", "broken_history", "fencing", "agreement", "cancel_not_delivered",
+         "rollout_order"]
 
 
 class Report:
@@ -223,6 +226,7 @@ def check(run, store, journal, wal):
                     judged = max(judged, e["attempt"])
                 state, version = to, max(version, ver)
     r.figures["history_entries"] = n_hist
+    check_rollout_order(r, store)
 
     # ---- no lost event
     n_wal = 0
@@ -317,6 +321,30 @@ def check(run, store, journal, wal):
     if run.get("convergence_s") is None and not r.by_kind["lost_task"]:
         r.add("lost_task", f"the system did not converge within {run.get('converge_timeout_s')} s")
     return r
+
+
+def check_rollout_order(r, store):
+    """A rollout opens batch k+1 only once every row of the batches up to k
+    ended: no row of a later batch is dispatched (history order) before the
+    last final step of a row of an earlier one."""
+    for tid, s in sorted(store.items()):
+        st, ev = s.get("status"), s.get("events")
+        if not st or not ev or "rollout" not in st:
+            continue
+        batch = {n["node_id"]: n.get("batch", 0) for n in st["nodes"]}
+        ended, first_sent = {}, {}  # node -> history index
+        for i, e in enumerate(ev["entries"]):
+            node = e["node_id"]
+            if node not in batch or e["from"] == e["to"]:
+                continue
+            if e["to"] == "DISPATCHED" and node not in first_sent:
+                first_sent[node] = i
+            ended[node] = i  # the last state change; final states do not change again
+        for node, sent in first_sent.items():
+            for other, b in batch.items():
+                if b < batch[node] and ended.get(other, -1) > sent:
+                    r.add("rollout_order", f"{tid}: {node} (batch {batch[node]}) was dispatched "
+                                           f"before {other} (batch {b}) ended")
 
 
 def _us(rfc3339):

@@ -116,6 +116,32 @@ class CheckerTest(unittest.TestCase):
         journal.append(("t1", 2, "n1"))  # attempt 2 never dispatched, no retry granted
         self.assertEqual(kinds(run, store, journal, wal), {"extra_execution"})
 
+    def test_rollout_order(self):
+        """A rollout of n1 (batch 1) then n2 (batch 2): fine when n2 is sent
+        after n1 ended; a violation when n2 is sent while n1 still runs."""
+        def rollout_run(n2_sent_early):
+            run, store, journal, wal = clean_run()
+            n1 = [entry("n1", None, "PENDING", 1, 0, "create"),
+                  entry("n1", "PENDING", "DISPATCHED", 2, 1, "dispatch"),
+                  entry("n1", "DISPATCHED", "RUNNING", 3, 1, "event n1-7 ACCEPTED"),
+                  entry("n1", "RUNNING", "SUCCEEDED", 4, 1, "event n1-8 SUCCEEDED")]
+            n2 = [entry("n2", None, "PENDING", 1, 0, "create"),
+                  entry("n2", "PENDING", "PENDING", 2, 0, "rollout"),
+                  entry("n2", "PENDING", "DISPATCHED", 3, 1, "dispatch")]
+            entries = n1[:1] + n2[:1] + n1[1:3] + (n2[1:] + n1[3:] if n2_sent_early
+                                                    else n1[3:] + n2[1:])
+            store["r1"] = {"status": {"task_id": "r1", "status": "RUNNING", "rollout": {},
+                                      "nodes": [{"node_id": "n1", "batch": 1,
+                                                 "status": "SUCCEEDED", "attempt": 1,
+                                                 "retries": 0, "blocked_reason": ""},
+                                                {"node_id": "n2", "batch": 2,
+                                                 "status": "DISPATCHED", "attempt": 1,
+                                                 "retries": 0, "blocked_reason": ""}]},
+                           "events": {"entries": entries}}
+            return run, store, journal, wal
+        self.assertNotIn("rollout_order", kinds(*rollout_run(False)))
+        self.assertIn("rollout_order", kinds(*rollout_run(True)))
+
     def test_illegal_transition(self):
         run, store, journal, wal = clean_run()
         store["t1"]["events"]["entries"].append(

@@ -11,11 +11,16 @@
 namespace apollo::store::engine {
 namespace {
 
+// DAG changes one at a time (PostgreSQL, several writers): two changes
+// that together close a cycle must not both pass the check.
+constexpr sql::Statement kDagLock{"/*@pg SELECT pg_advisory_xact_lock(7111970)*/"};
 constexpr sql::Statement kStarted{
-    "SELECT count(*) FROM task_nodes WHERE task_ref = $1 AND state <> $2"};
+    "SELECT state, count(*) FROM task_nodes WHERE task_ref = $1 AND state <> $2 GROUP BY state "
+    "ORDER BY state"};
 constexpr sql::Statement kWaiting{
     "SELECT count(*) FROM task_nodes WHERE task_ref = $1 AND state = $2"};
-constexpr sql::Statement kHeld{"SELECT held_by, status FROM task_status WHERE task_ref = $1"};
+constexpr sql::Statement kHeld{
+    "SELECT held_by, status FROM task_status WHERE task_ref = $1 /*@pg FOR UPDATE*/"};
 constexpr sql::Statement kDepFacts{
     "SELECT status, settled_at IS NOT NULL FROM task_status WHERE task_ref = $1"};
 // Every dependency edge reachable from $1 (what it depends on, transitively).
@@ -61,15 +66,20 @@ Result<std::vector<int64_t>> DependencyPath(WriteTxn& txn, int64_t from, int64_t
 }  // namespace
 
 Status WriteDependencyChange(WriteTxn& txn, const DependencyChange& c) {
+  txn.Exec(kDagLock);
   Result<int64_t> task = FindTask(txn, c.task_id);
   if (!task.ok()) return task.status();
   Result<sql::Rows> counted = txn.Query(kStarted, sql::Params(*task, TaskState::kPending));
   if (!counted.ok()) return counted.status();
-  const int64_t started = counted->Int(0, 0);
-  if (started > 0) {
-    return Status::FailedPrecondition(
-        "task " + c.task_id + " has started on " + std::to_string(started) +
-        " node(s): its dependencies can change only before it starts");
+  if (!counted->empty()) {
+    std::string states;
+    for (size_t i = 0; i < counted->size(); ++i) {
+      states += (states.empty() ? "" : ", ") + std::to_string(counted->Int(i, 1)) + " " +
+                std::string(TaskStateName(static_cast<TaskState>(counted->Int(i, 0))));
+    }
+    return Status::FailedPrecondition("task " + c.task_id + " is past PENDING on some nodes (" +
+                                      states +
+                                      "): its dependencies can change only before it starts");
   }
   std::vector<std::string> done;
   for (const std::string& dep_id : c.add) {
@@ -77,7 +87,10 @@ Status WriteDependencyChange(WriteTxn& txn, const DependencyChange& c) {
       return Status::InvalidArgument("task " + c.task_id + " cannot depend on itself");
     }
     Result<int64_t> dep = FindTask(txn, dep_id);
-    if (!dep.ok()) return Status::NotFound("no task " + dep_id + " to depend on");
+    if (!dep.ok() && dep.status().code() == StatusCode::kNotFound) {
+      return Status::NotFound("no task " + dep_id + " to depend on");
+    }
+    if (!dep.ok()) return dep.status();
     Result<sql::Rows> facts = txn.Query(kDepFacts, sql::Params(*dep));
     if (!facts.ok()) return facts.status();
     const auto status = static_cast<TaskState>(facts->Int(0, 0));
@@ -107,7 +120,7 @@ Status WriteDependencyChange(WriteTxn& txn, const DependencyChange& c) {
   }
   for (const std::string& dep_id : c.remove) {
     Result<int64_t> dep = FindTask(txn, dep_id);
-    if (!dep.ok()) return Status::NotFound("no task " + dep_id);
+    if (!dep.ok()) return dep.status();
     Result<int64_t> removed = txn.Count(kRemoveDep, sql::Params(*task, *dep));
     if (!removed.ok()) return removed.status();
     if (*removed == 0) {

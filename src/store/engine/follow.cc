@@ -16,8 +16,8 @@ constexpr sql::Statement kFollowing{
     "SELECT t.task_id, t.spec, s.start_timeout_us FROM task_status s "
     "JOIN tasks t ON t.task_ref = s.task_ref WHERE s.follow ORDER BY s.task_ref"};
 constexpr sql::Statement kFollowFacts{
-    "SELECT s.follow, t.priority FROM task_status s JOIN tasks t ON t.task_ref = s.task_ref "
-    "WHERE s.task_ref = $1 /*@pg FOR UPDATE OF s*/"};
+    "SELECT s.follow, t.priority, s.status FROM task_status s "
+    "JOIN tasks t ON t.task_ref = s.task_ref WHERE s.task_ref = $1"};
 constexpr sql::Statement kHasRow{
     "SELECT count(*) FROM task_nodes WHERE task_ref = $1 AND node_ref = $2"};
 constexpr sql::Statement kInsertRow{
@@ -54,7 +54,8 @@ Result<bool> WriteFollowRow(WriteTxn& txn, const std::string& task_id, const std
   if (!task.ok()) return task.status();
   Result<sql::Rows> facts = txn.Query(kFollowFacts, sql::Params(*task));
   if (!facts.ok()) return facts.status();
-  if (facts->empty() || !facts->Bool(0, 0)) {
+  if (facts->empty() || !facts->Bool(0, 0) ||
+      static_cast<TaskState>(facts->Int(0, 2)) == TaskState::kCancelled) {
     return Status::FailedPrecondition("task " + task_id + " does not follow the fleet");
   }
   const int64_t priority = facts->Int(0, 1);

@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include "store/engine/write_txn.h"
 #include "store/types.h"
@@ -41,6 +42,10 @@ Result<int> RegateTask(WriteTxn& txn, int64_t task_ref, const GateMove& move, Ca
 // an operator's pause, hold or dependency change. `status`: the task's.
 Status AddTaskHistory(WriteTxn& txn, int64_t task_ref, Cause cause, TaskState status,
                       const std::string& detail);
+
+// The hold an aborted rollout puts on its task (rows show "held_by
+// rollout_aborted" until the orchestrator cancels them).
+inline constexpr std::string_view kRolloutAbortedHold = "rollout_aborted";
 
 // The reason a row of batch `batch` waits for its rollout.
 std::string RolloutWaitReason(int batch);

@@ -18,8 +18,9 @@ constexpr sql::Statement kActiveRollouts{"SELECT " APOLLO_ROLLOUT_COLUMNS
 constexpr sql::Statement kAllRollouts{"SELECT " APOLLO_ROLLOUT_COLUMNS "ORDER BY r.task_ref"};
 constexpr sql::Statement kRolloutOf{"SELECT " APOLLO_ROLLOUT_COLUMNS "WHERE r.task_ref = $1"};
 constexpr sql::Statement kLockRollout{
-    "SELECT r.version, s.open_batch, r.batches, s.status FROM rollouts r "
-    "JOIN task_status s ON s.task_ref = r.task_ref WHERE r.task_ref = $1"};
+    "SELECT r.version, s.open_batch, r.batches, s.status, r.state FROM rollouts r "
+    "JOIN task_status s ON s.task_ref = r.task_ref WHERE r.task_ref = $1 "
+    "/*@pg FOR UPDATE OF r*/"};
 constexpr sql::Statement kWriteRollout{
     "UPDATE rollouts SET state = $2, paused_by = $3, reason = $4, next_at = $5, tolerated = $6, "
     "version = version + 1, updated_at = $7 WHERE task_ref = $1 AND version = $8"};
@@ -87,10 +88,19 @@ Status WriteRolloutChange(WriteTxn& txn, const RolloutChange& c) {
                              txn.now_us(), version),
                  nullptr, 1, "rollout write");
   const auto status = static_cast<TaskState>(cur->Int(0, 3));
+  const auto was = static_cast<RolloutState>(cur->Int(0, 4));
   if (!c.detail.empty()) {
     APOLLO_RETURN_IF_ERROR(AddTaskHistory(txn, *task_ref, c.cause, status, c.detail));
   }
-  if (c.open_batch != open_batch) {
+  if (c.state == RolloutState::kAborting && was != RolloutState::kAborting) {
+    // Aborted: from this commit on no row of it may start (a dispatch pass
+    // that read a row before loses its compare-and-set); the orchestrator
+    // then cancels them (rollout_aborted).
+    GateMove move;
+    move.held_by = std::string(kRolloutAbortedHold);
+    Result<int> n = RegateTask(txn, *task_ref, move, Cause::kRollout, "rollout aborted");
+    if (!n.ok()) return n.status();
+  } else if (c.open_batch != open_batch) {
     GateMove move;
     move.open_batch = c.open_batch;
     Result<int> n = RegateTask(txn, *task_ref, move, Cause::kRollout,
