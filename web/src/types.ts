@@ -23,6 +23,20 @@ export interface NodeTask {
   blocked_reason: string;
   result_json: string;
   permanent: boolean;
+  batch?: number; // its rollout batch (1..); absent: no rollout
+}
+
+// Where a task's rollout stands (docs/rollouts.md).
+export interface RolloutStatus {
+  state: string;
+  open_batch: number;
+  batches: number;
+  failures: number;
+  tolerated: number;
+  paused_by: string;
+  reason: string;
+  next_at_us: string;
+  summary: string;
 }
 
 export interface Task {
@@ -35,6 +49,8 @@ export interface Task {
   metadata: Record<string, string>;
   compensates: string;
   start_timeout_s: string;
+  rollout?: RolloutStatus;
+  held_by?: string;
 }
 
 export interface ListTasksResponse {

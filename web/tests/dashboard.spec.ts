@@ -127,6 +127,33 @@ test("a stuck task shows its blocked_reason, and its dependent says what it wait
   await expect(page.getByTestId('waiting-deps')).toContainText('Waiting for 1 dependency: stuck-1');
 });
 
+test('a rollout: the canary runs, the rest waits for Approve, then finishes', async ({ page }) => {
+  await SubmitOutOfBand(`task_id: ui-rollout
+intent: noop
+target_selector: {type: label, key: role, value: worker}
+timeout: 30
+rollout: {canary: 1, canary_wait: approve, batch_size: 1}
+`);
+  await page.goto(UiUrl('#/tasks/ui-rollout'));
+  const panel = page.getByTestId('rollout');
+  await expect(panel).toHaveAttribute('data-state', 'awaiting_approval');
+  await expect(page.getByTestId('rollout-summary')).toContainText('batch 1 of 2');
+  const waiting = page.getByTestId('node-rows').locator('tr[data-node-id="worker-2"]');
+  await expect(waiting.locator('.batch-cell')).toHaveText('2');
+  await expect(waiting.locator('.blocked-cell')).toHaveText('rollout_waiting batch 2');
+  await expect(page.getByTestId('blocked')).toContainText('Waits for its rollout batch');
+  await expect(panel.getByRole('button', { name: 'Resume' })).toBeDisabled();
+  page.once('dialog', (d) => void d.accept('canary looks fine'));
+  await panel.getByRole('button', { name: 'Approve' }).click();
+  await expect(panel).toHaveAttribute('data-state', 'completed', { timeout: 20_000 });
+  await expect(waiting.locator('.badge')).toHaveText('SUCCEEDED');
+  // The approval is in the timeline as an entry about the task.
+  await expect(page.getByTestId('timeline').locator('li[data-node-id=""]')).toContainText([
+    /canary batch ended/,
+    /canary approved by .*: canary looks fine/,
+  ]);
+});
+
 test('a refused task file shows each problem against its line', async ({ page }) => {
   await page.goto(UiUrl('#/submit'));
   await page.getByTestId('task-file').fill('task_id: bad id!\nintent: noop\ntarget_selector: {type: label, key: role, value: worker}\ntimeout: soon\n');

@@ -40,6 +40,10 @@ export function ExplainBlocked(reason: string, node: string): string {
       return 'The retry budget is spent: re-dispatches wait for tokens (see Bus & intents).';
     case 'awaiting_ack':
       return `Sent to ${node}; no acknowledgement yet, so it is being sent again.`;
+    case 'rollout_waiting':
+      return `Waits for its rollout batch (${reason.split(' ').slice(1).join(' ')}): it opens once the batches before it ended (see Rollout).`;
+    case 'held_by':
+      return `An operator holds this task (${reason.split(' ').slice(1).join(' ')}); it starts once released (apollo-cli task release).`;
     default:
       return '';
   }
@@ -88,13 +92,18 @@ function Why({ task, graph }: { task: Task; graph: Map<string, GraphTask> | null
   );
 }
 
-function NodeRows({ rows }: { rows: NodeTask[] }) {
+function NodeRows({ rows, batches }: { rows: NodeTask[]; batches: boolean }) {
   if (rows.length === 0) return <Empty>No node rows: the selector matched no node.</Empty>;
   return (
     <table data-testid="node-rows">
       <thead>
         <tr>
           <th scope="col">Node</th>
+          {batches && (
+            <th scope="col" class="num">
+              Batch
+            </th>
+          )}
           <th scope="col">State</th>
           <th scope="col" class="num">Attempt</th>
           <th scope="col" class="num">Retries</th>
@@ -110,6 +119,7 @@ function NodeRows({ rows }: { rows: NodeTask[] }) {
             <td>
               <a href="#/nodes">{r.node_id}</a>
             </td>
+            {batches && <td class="num batch-cell">{r.batch ?? 0}</td>}
             <td>
               <StateBadge state={r.status} />
               {r.permanent && <span class="muted"> permanent</span>}
@@ -162,24 +172,30 @@ function Timeline({ entries }: { entries: HistoryEntry[] | null }) {
             <option value="">all ({nodes.length})</option>
             {nodes.map((n) => (
               <option key={n} value={n}>
-                {n}
+                {n || '(the task)'}
               </option>
             ))}
           </select>
         </label>
       )}
       <ol class="timeline" data-testid="timeline">
-        {shown.map((e) => (
-          <li key={`${e.node_id}-${e.version}`} data-to={e.to_status} data-node-id={e.node_id}>
+        {shown.map((e, i) => (
+          <li key={i} data-to={e.node_id ? e.to_status : ''} data-node-id={e.node_id}>
             <span class="t">
               <When us={e.at_us} ms />
               <span class="muted"> +{Duration(UsToMs(e.at_us) - t0)}</span>
             </span>
             <span class="what">
-              <strong>{e.node_id}</strong>{' '}
-              {e.from_status ? <StateBadge state={e.from_status} /> : <span class="muted">new</span>} →{' '}
-              <StateBadge state={e.to_status} />
-              {e.attempt > 0 && <span class="muted"> attempt {e.attempt}</span>}
+              {e.node_id ? (
+                <>
+                  <strong>{e.node_id}</strong>{' '}
+                  {e.from_status ? <StateBadge state={e.from_status} /> : <span class="muted">new</span>} →{' '}
+                  <StateBadge state={e.to_status} />
+                  {e.attempt > 0 && <span class="muted"> attempt {e.attempt}</span>}
+                </>
+              ) : (
+                <strong>the task</strong>
+              )}
             </span>
             <span class="cause">
               cause <code>{e.cause}</code>
@@ -234,6 +250,60 @@ function Actions({ task, onDone }: { task: Task; onDone: () => void }) {
       {note && <span class="muted">{note}</span>}
       <ErrorBox error={error} title="Refused" />
     </div>
+  );
+}
+
+// A rollout: where it stands, and an operator's pause / resume / approve /
+// abort (docs/rollouts.md).
+function Rollout({ task, onDone }: { task: Task; onDone: () => void }) {
+  const [error, setError] = useState<unknown>(null);
+  const [busy, setBusy] = useState(false);
+  const can = useCan('operator');
+  const r = task.rollout;
+  if (!r) return null;
+  const act = async (action: string) => {
+    const reason = window.prompt(`${action} the rollout of ${task.task_id}? Reason (kept in its history):`, '');
+    if (reason === null) return;
+    setBusy(true);
+    setError(null);
+    try {
+      await Api<Task>(`api/v1/tasks/${encodeURIComponent(task.task_id)}/rollout`, {
+        method: 'POST',
+        body: JSON.stringify({ action, reason }),
+      });
+      onDone();
+    } catch (e) {
+      setError(e);
+    } finally {
+      setBusy(false);
+    }
+  };
+  const active = !['aborting', 'aborted', 'completed'].includes(r.state);
+  const enabled: Record<string, boolean> = {
+    pause: ['running', 'waiting', 'awaiting_approval'].includes(r.state),
+    resume: r.state === 'paused',
+    approve: r.state === 'awaiting_approval',
+    abort: active,
+  };
+  const gate = { title: can.reason || undefined };
+  return (
+    <section aria-labelledby="rollout-h" data-testid="rollout" data-state={r.state}>
+      <h2 id="rollout-h">Rollout</h2>
+      <p data-testid="rollout-summary">
+        <strong class="rollout-state">{r.state.replace('_', ' ')}</strong>, batch {r.open_batch} of {r.batches}, {r.failures} failed of{' '}
+        {r.tolerated} tolerated
+        {r.paused_by && <> — {r.state.startsWith('abort') ? 'aborted' : 'paused'} by {r.paused_by}</>}
+        {r.reason && <>: {r.reason}</>}
+      </p>
+      <div class="actions">
+        {(['pause', 'resume', 'approve', 'abort'] as const).map((a) => (
+          <button key={a} type="button" disabled={busy || !enabled[a] || !can.allowed} {...gate} onClick={() => void act(a)}>
+            {a[0].toUpperCase() + a.slice(1)}
+          </button>
+        ))}
+        <ErrorBox error={error} title="Refused" />
+      </div>
+    </section>
   );
 }
 
@@ -354,12 +424,14 @@ export function TaskPage({ id }: { id: string }) {
           ['Intent', <code>{task.intent}</code>],
           ['Created', <When us={task.created_at_us} />],
           ['Start timeout', task.start_timeout_s === '0' ? 'none (waits for ever)' : `${task.start_timeout_s} s`],
+          ...(task.held_by ? ([['Held by', <span data-testid="held-by">{task.held_by}</span>]] as [string, preact.JSX.Element][]) : []),
           ['Metadata', <Chips map={task.metadata} />],
           ...(task.compensates
             ? ([['Compensates', <a href={TaskHref(task.compensates)}>{task.compensates}</a>]] as [string, preact.JSX.Element][])
             : []),
         ]}
       />
+      <Rollout task={task} onDone={() => void load(false)} />
       <Why task={task} graph={graph} />
       <section aria-labelledby="dag-h">
         <h2 id="dag-h">Dependencies</h2>
@@ -381,7 +453,7 @@ export function TaskPage({ id }: { id: string }) {
       </section>
       <section aria-labelledby="rows-h">
         <h2 id="rows-h">Per node</h2>
-        <NodeRows rows={task.nodes} />
+        <NodeRows rows={task.nodes} batches={!!task.rollout} />
       </section>
       <section aria-labelledby="tl-h">
         <h2 id="tl-h">Timeline</h2>
