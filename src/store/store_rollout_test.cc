@@ -233,3 +233,39 @@ TEST_P(StoreConformanceTest, AFollowingTaskGetsANewNodeOnce) {
 
 }  // namespace
 }  // namespace apollo::store::testing
+
+namespace apollo::store::testing {
+namespace {
+
+TEST_P(StoreConformanceTest, AnAbortStopsEveryRowFromStartingInItsOwnCommit) {
+  TaskSpec s = Spec("ab", {"n1", "n2", "n3"});
+  RolloutSpec r;
+  r.batch_size = 2;
+  s.rollout = r;
+  Create({s}, {"n1", "n2", "n3"});
+  EXPECT_EQ(store().DueWork(clock_.Now(), 10)->size(), 2u);  // batch 1: n1, n2
+  const int64_t before = Row("ab", "n1").version;
+  RolloutRow ro = *store().GetTask("ab")->rollout;
+  ASSERT_TRUE(store()
+                  .UpdateRollout({"ab", ro.version, RolloutState::kAborting, 1, "bob", "bad build",
+                                  std::nullopt, 0, Cause::kOperator, "rollout aborted by bob"})
+                  .ok());
+  // Nothing is due any more, and a dispatch that read n1 before loses its CAS.
+  EXPECT_TRUE(store().DueWork(clock_.Now(), 10)->empty());
+  EXPECT_EQ(Row("ab", "n1").blocked_reason, "held_by rollout_aborted");
+  EXPECT_EQ(Move("ab", "n1", TaskState::kDispatched, Cause::kDispatch, before).outcome,
+            Outcome::kVersionConflict);
+  // An operator's release does not undo an abort.
+  EXPECT_EQ(store().HoldTask({"ab", false, "carol", ""}).code(), StatusCode::kFailedPrecondition);
+  // Once every row ended (cancelled), aborted lifts the hold.
+  for (const char* n : {"n1", "n2", "n3"}) Move("ab", n, TaskState::kCancelled, Cause::kRolloutAborted);
+  ro = *store().GetTask("ab")->rollout;
+  ASSERT_TRUE(store()
+                  .UpdateRollout({"ab", ro.version, RolloutState::kAborted, 1, "bob", "bad build",
+                                  std::nullopt, 0, Cause::kRollout, ""})
+                  .ok());
+  EXPECT_EQ(store().GetTask("ab")->held_by, "");
+}
+
+}  // namespace
+}  // namespace apollo::store::testing

@@ -152,6 +152,11 @@ Status WriteHold(WriteTxn& txn, const HoldChange& c) {
   if (!hold && now.empty()) {
     return Status::FailedPrecondition("task " + c.task_id + " is not held");
   }
+  if (!hold && now == kRolloutAbortedHold) {
+    return Status::FailedPrecondition("task " + c.task_id +
+                                      ": its rollout was aborted; the nodes that had not "
+                                      "started are cancelled, not released");
+  }
   if (hold) {
     Result<sql::Rows> waiting = txn.Query(kWaiting, sql::Params(*task, TaskState::kPending));
     if (!waiting.ok()) return waiting.status();

@@ -92,7 +92,13 @@ Status WriteRolloutChange(WriteTxn& txn, const RolloutChange& c) {
   if (!c.detail.empty()) {
     APOLLO_RETURN_IF_ERROR(AddTaskHistory(txn, *task_ref, c.cause, status, c.detail));
   }
-  if (c.state == RolloutState::kAborting && was != RolloutState::kAborting) {
+  if (c.state == RolloutState::kAborted && was == RolloutState::kAborting) {
+    // Every row ended: the abort's hold has nothing left to hold.
+    GateMove move;
+    move.held_by = std::string();
+    Result<int> n = RegateTask(txn, *task_ref, move, Cause::kRollout, "rollout aborted");
+    if (!n.ok()) return n.status();
+  } else if (c.state == RolloutState::kAborting && was != RolloutState::kAborting) {
     // Aborted: from this commit on no row of it may start (a dispatch pass
     // that read a row before loses its compare-and-set); the orchestrator
     // then cancels them (rollout_aborted).
