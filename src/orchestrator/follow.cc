@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "orchestrator/orchestrator.h"
+#include "orchestrator/submit.h"
 
 namespace apollo::orchestrator {
 namespace {
@@ -21,11 +22,6 @@ bool Matches(const TargetSelector& sel, const store::NodeInfo& node) {
       return false;
   }
   return false;
-}
-
-std::string Describe(const TargetSelector& sel) {
-  return sel.type == SelectorType::kLabel ? "label " + sel.key + "=" + sel.value
-                                          : "group " + sel.group;
 }
 
 }  // namespace
@@ -51,9 +47,10 @@ void Orchestrator::FollowNode(const store::NodeInfo& node) {
       std::lock_guard<std::mutex> lock(follow_mu_);
       if (followed_.count({f.task_id, node.node_id})) continue;
     }
-    auto added = store_.AddFollowRow(f.task_id, node.node_id,
-                                     "node " + node.node_id + " matches " + Describe(f.selector) +
-                                         " (follow): it gets the task");
+    auto added =
+        store_.AddFollowRow(f.task_id, node.node_id,
+                            "node " + node.node_id + " matches " + DescribeSelector(f.selector) +
+                                " (follow): it gets the task");
     if (!added.ok()) {
       if (added.status().code() == StatusCode::kFailedPrecondition) {
         std::lock_guard<std::mutex> lock(follow_mu_);

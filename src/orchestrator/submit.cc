@@ -67,7 +67,9 @@ std::string IntentProblem(const std::string& intent, const std::vector<std::stri
          Join(offered) + ")" + hint + " Use --force to submit anyway";
 }
 
-std::string Describe(const TargetSelector& s) {
+}  // namespace
+
+std::string DescribeSelector(const TargetSelector& s) {
   switch (s.type) {
     case SelectorType::kLabel: return "label " + s.key + "=" + s.value;
     case SelectorType::kGroup: return "group " + s.group;
@@ -75,8 +77,6 @@ std::string Describe(const TargetSelector& s) {
   }
   return "selector";
 }
-
-}  // namespace
 
 Status SubmitTaskFile(const apollo::v1::SubmitTasksRequest& req, const SubmitOptions& options,
                       store::StateStore& store, TaskIdGenerator& ids,
@@ -156,7 +156,8 @@ Status SubmitTaskFile(const apollo::v1::SubmitTasksRequest& req, const SubmitOpt
     const int index = static_cast<int>(ti);
     if (nodes->empty() && !spec.target_selector.allow_empty) {
       AddError(resp, file, task_line,
-               "task '" + spec.task_id + "': target_selector (" + Describe(spec.target_selector) +
+               "task '" + spec.task_id + "': target_selector (" +
+                   DescribeSelector(spec.target_selector) +
                    ") matches no registered node; set allow_empty: true to accept that",
                task_line, index);
       continue;

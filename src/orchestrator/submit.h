@@ -14,6 +14,9 @@
 
 namespace apollo::orchestrator {
 
+// "label role=web", "group edge", "nodes": a selector in messages.
+std::string DescribeSelector(const TargetSelector& s);
+
 struct SubmitOptions {
   // Named retry policies a task file may use (nullptr: the built-in ones).
   const RetryPresets* presets = nullptr;
