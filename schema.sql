@@ -1,4 +1,4 @@
--- Apollo-11 state store schema for PostgreSQL, version 4.
+-- Apollo-11 state store schema for PostgreSQL, version 5.
 --
 --   psql -d apollo_state -f schema.sql
 --
@@ -13,7 +13,7 @@ BEGIN;
 SELECT pg_advisory_xact_lock(7111969);
 CREATE TABLE IF NOT EXISTS schema_version(version INTEGER PRIMARY KEY  , applied_at TIMESTAMPTZ NOT NULL DEFAULT now() );
 DO $$ BEGIN
-  IF (SELECT COALESCE(max(version), 4) FROM schema_version) < 4 THEN
+  IF (SELECT COALESCE(max(version), 5) FROM schema_version) < 5 THEN
     RAISE EXCEPTION 'this database has an older Apollo-11 schema: start the orchestrator on it once to migrate it';
   END IF;
 END $$;
@@ -145,6 +145,7 @@ CREATE TABLE IF NOT EXISTS history(
   detail      TEXT NOT NULL DEFAULT '',
   payload     TEXT NOT NULL DEFAULT '',
   payload_ref BIGINT,
+  epoch       BIGINT NOT NULL DEFAULT 0,
   PRIMARY KEY (task_ref, hist_id));
 
 -- Payloads over 1 KiB, kept out of the hot rows.
@@ -201,10 +202,26 @@ CREATE TABLE IF NOT EXISTS audit(
   outcome     TEXT NOT NULL);
 CREATE INDEX IF NOT EXISTS audit_by_time ON audit(at);
 
+-- Orchestrator replicas (lease.h): each lease's holder and epoch (+1 at
+-- every acquisition; fenced writes check it), and every replica as last seen.
+CREATE TABLE IF NOT EXISTS leases(
+  name        TEXT PRIMARY KEY,
+  holder      TEXT NOT NULL,
+  address     TEXT NOT NULL,
+  epoch       BIGINT NOT NULL,
+  acquired_at BIGINT NOT NULL,
+  renewed_at  BIGINT NOT NULL,
+  expires_at  BIGINT NOT NULL);
+CREATE TABLE IF NOT EXISTS replicas(
+  replica_id  TEXT PRIMARY KEY,
+  address     TEXT NOT NULL,
+  started_at  BIGINT NOT NULL,
+  seen_at     BIGINT NOT NULL);
+
 -- Sequences: PostgreSQL's own; SQLite counts in a table (its driver's
 -- nextval(), read under the write lock).
   CREATE SEQUENCE IF NOT EXISTS hist_ids; 
 
 
-INSERT INTO schema_version(version) VALUES (4) ON CONFLICT (version) DO NOTHING;
+INSERT INTO schema_version(version) VALUES (5) ON CONFLICT (version) DO NOTHING;
 COMMIT;

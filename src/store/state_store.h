@@ -41,6 +41,7 @@
 #include "core/status.h"
 #include "core/task_spec.h"
 #include "store/dead_letter.h"
+#include "store/lease.h"
 #include "store/types.h"
 
 namespace apollo::store {
@@ -199,6 +200,19 @@ class StateStore {
   virtual Result<int64_t> AddAudit(const AuditRow& row) = 0;
   // Oldest first.
   virtual Result<std::vector<AuditRow>> ListAudit(const AuditQuery& query) = 0;
+
+  // ---- several orchestrators (lease.h)
+
+  // Renews the lease claim.replica_id holds at claim.epoch, or takes it
+  // (epoch + 1) when it is free or expired at the store's clock, in one
+  // transaction that also records the claimant as seen. Returns the lease as
+  // it now stands: holder != claim.replica_id means the claim lost.
+  virtual Result<LeaseRow> ClaimLease(const LeaseClaim& claim) = 0;
+  // Lets the lease go at once (a clean shutdown), if `holder` still holds
+  // it at `epoch`; otherwise changes nothing.
+  virtual Status ReleaseLease(std::string_view lease, std::string_view holder, int64_t epoch) = 0;
+  // Every lease and every replica ever seen (oldest first).
+  virtual Result<ClusterView> ReadCluster() = 0;
 
   virtual StoreStats Stats() const = 0;
 };

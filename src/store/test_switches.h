@@ -1,7 +1,7 @@
 #pragma once
 
 // Planted bugs for the chaos checker's own tests (tests/chaos): each switch
-// breaks one guarantee of applying agent events, so a test can show the
+// breaks one guarantee of applying agent events (or of fencing), so a test can show the
 // checker catches it. The store engine's apply path honours them.
 //
 // Off unless installed: only the test builds of the daemons
@@ -18,6 +18,8 @@ struct TestSwitches {
   bool disable_dedup = false;
   bool disable_fencing = false;
   bool disable_transition_check = false;
+  // Fenced writes (lease.h) are not checked against their lease's epoch.
+  bool disable_lease_fence = false;
   // Every Nth event is marked stored but not applied or recorded (0: off).
   long drop_event_every = 0;
 

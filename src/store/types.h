@@ -202,6 +202,11 @@ struct HistoryRow {
   TimePoint at{};                      // store clock when recorded
   std::string detail;                  // reason, operator note, ...
   std::string payload;                 // resolved, even when stored apart
+  // The leader lease epoch whose fenced write recorded it (0: unfenced, e.g.
+  // an agent's event or a single orchestrator's write). Several
+  // orchestrators: within one task the entries of an epoch all come before
+  // those of the next (store/lease.h).
+  int64_t epoch = 0;
 };
 
 // UpdateRollout: the rollout's next state, compare-and-set on its version.

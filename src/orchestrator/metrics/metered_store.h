@@ -135,6 +135,13 @@ class MeteredStore final : public store::StateStore {
   Result<std::vector<store::AuditRow>> ListAudit(const store::AuditQuery& q) override {
     return inner_.ListAudit(q);
   }
+  Result<store::LeaseRow> ClaimLease(const store::LeaseClaim& claim) override {
+    return inner_.ClaimLease(claim);
+  }
+  Status ReleaseLease(std::string_view lease, std::string_view holder, int64_t epoch) override {
+    return inner_.ReleaseLease(lease, holder, epoch);
+  }
+  Result<store::ClusterView> ReadCluster() override { return inner_.ReadCluster(); }
   store::StoreStats Stats() const override { return inner_.Stats(); }
 
   // Rows in the latency tables (tests).

@@ -178,6 +178,18 @@ class EngineStore final : public StateStore {
     return readers_.Read([&](sql::Conn& db) { return QueryAudit(db, query); });
   }
 
+  Result<LeaseRow> ClaimLease(const LeaseClaim& claim) override {
+    return Write<LeaseRow>(1, [claim](WriteTxn& txn) { return WriteLeaseClaim(txn, claim); });
+  }
+  Status ReleaseLease(std::string_view lease, std::string_view holder, int64_t epoch) override {
+    return WriteStatus([l = std::string(lease), h = std::string(holder), epoch](WriteTxn& txn) {
+      return WriteLeaseRelease(txn, l, h, epoch);
+    });
+  }
+  Result<ClusterView> ReadCluster() override {
+    return readers_.Read([&](sql::Conn& db) { return QueryCluster(db); });
+  }
+
   StoreStats Stats() const override {
     StoreStats all;
     for (const auto& w : writers_) AddStats(all, w->Stats());

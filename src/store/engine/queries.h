@@ -9,6 +9,7 @@
 
 #include "store/dead_letter.h"
 #include "store/engine/sql.h"
+#include "store/lease.h"
 #include "store/types.h"
 
 namespace apollo::store::engine {
@@ -34,6 +35,8 @@ Result<std::vector<AlertRow>> QueryDueDeliveries(sql::Conn& db, TimePoint now, i
 Result<TokenRow> QueryToken(sql::Conn& db, std::string_view hash);
 Result<std::vector<TokenRow>> QueryTokens(sql::Conn& db);
 Result<std::vector<AuditRow>> QueryAudit(sql::Conn& db, const AuditQuery& query);
+// Every lease and replica (leases.cc).
+Result<ClusterView> QueryCluster(sql::Conn& db);
 Result<std::vector<DeadLetter>> QueryDeadLetters(sql::Conn& db, int64_t after_id, int limit);
 Result<DeadLetter> QueryDeadLetter(sql::Conn& db, int64_t id);
 

@@ -47,10 +47,10 @@ constexpr sql::Column kHistoryCols[] = {
 // hist_id in insertion order: unnest returns rows in array order.
 constexpr sql::Statement kInsertHistory{
     "INSERT INTO history(hist_id, task_ref, node_ref, cause, outcome, seq, event_type, attempt, "
-    "from_state, to_state, version, at, detail, payload, payload_ref) "
+    "from_state, to_state, version, at, detail, payload, payload_ref, epoch) "
     "SELECT nextval('hist_ids'), u.task_ref, u.node_ref, u.cause, u.outcome, u.seq, "
     "u.event_type, u.attempt, u.from_state, u.to_state, u.version, $1, u.detail, u.payload, "
-    "u.payload_ref FROM @rows",
+    "u.payload_ref, $2 FROM @rows",
     kHistoryCols};
 
 constexpr sql::Column kAlertCols[] = {
@@ -194,7 +194,7 @@ void WriteSet::AddAlert(WriteTxn& txn, const AlertEntry& a) {
 
 void WriteSet::FlushLog(WriteTxn& txn) {
   sql::Params at(txn.now_us());
-  txn.Exec(kInsertHistory, at, &history_);
+  txn.Exec(kInsertHistory, sql::Params(txn.now_us(), txn.epoch()), &history_);
   txn.Exec(kInsertAlerts, at, &alerts_);
   history_ = sql::RowSet(kInsertHistory);
   alerts_ = sql::RowSet(kInsertAlerts);

@@ -137,6 +137,7 @@ CREATE TABLE IF NOT EXISTS history(
   detail      TEXT NOT NULL DEFAULT '',
   payload     TEXT NOT NULL DEFAULT '',
   payload_ref BIGINT,
+  epoch       BIGINT NOT NULL DEFAULT 0,
   PRIMARY KEY (task_ref, hist_id)) @clustered;
 
 -- Payloads over 1 KiB, kept out of the hot rows.
@@ -192,6 +193,22 @@ CREATE TABLE IF NOT EXISTS audit(
   peer        TEXT NOT NULL DEFAULT '',
   outcome     TEXT NOT NULL);
 CREATE INDEX IF NOT EXISTS audit_by_time ON audit(at);
+
+-- Orchestrator replicas (lease.h): each lease's holder and epoch (+1 at
+-- every acquisition; fenced writes check it), and every replica as last seen.
+CREATE TABLE IF NOT EXISTS leases(
+  name        TEXT PRIMARY KEY,
+  holder      TEXT NOT NULL,
+  address     TEXT NOT NULL,
+  epoch       BIGINT NOT NULL,
+  acquired_at BIGINT NOT NULL,
+  renewed_at  BIGINT NOT NULL,
+  expires_at  BIGINT NOT NULL);
+CREATE TABLE IF NOT EXISTS replicas(
+  replica_id  TEXT PRIMARY KEY,
+  address     TEXT NOT NULL,
+  started_at  BIGINT NOT NULL,
+  seen_at     BIGINT NOT NULL);
 
 -- Sequences: PostgreSQL's own; SQLite counts in a table (its driver's
 -- nextval(), read under the write lock).
@@ -330,8 +347,29 @@ CREATE TABLE rollouts(
 CREATE INDEX rollouts_active ON rollouts(task_ref) WHERE state < 5;
 )sql";
 
+// Schema 4 -> 5: leases and replicas, for several orchestrators (issue 19).
+constexpr std::string_view kToV5 = R"sql(
+ALTER TABLE history ADD COLUMN epoch BIGINT NOT NULL DEFAULT 0;
+-- Orchestrator replicas (lease.h): each lease's holder and epoch (+1 at
+-- every acquisition; fenced writes check it), and every replica as last seen.
+CREATE TABLE leases(
+  name        TEXT PRIMARY KEY,
+  holder      TEXT NOT NULL,
+  address     TEXT NOT NULL,
+  epoch       BIGINT NOT NULL,
+  acquired_at BIGINT NOT NULL,
+  renewed_at  BIGINT NOT NULL,
+  expires_at  BIGINT NOT NULL);
+CREATE TABLE replicas(
+  replica_id  TEXT PRIMARY KEY,
+  address     TEXT NOT NULL,
+  started_at  BIGINT NOT NULL,
+  seen_at     BIGINT NOT NULL);
+)sql";
+
 // kMigrations[v - 1] brings version v to v + 1.
-constexpr std::array<std::string_view, kSchemaVersion - 1> kMigrations = {kToV2, kToV3, kToV4};
+constexpr std::array<std::string_view, kSchemaVersion - 1> kMigrations = {kToV2, kToV3, kToV4,
+                                                                          kToV5};
 
 constexpr sql::Statement kSchemaLock{"/*@pg SELECT pg_advisory_xact_lock(7111969)*/"};
 constexpr std::string_view kVersionTable =

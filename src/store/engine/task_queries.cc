@@ -35,7 +35,7 @@ constexpr sql::Statement kHistory{
     "SELECT h.hist_id, t.task_id, COALESCE(n.node_id, ''), h.cause, h.outcome, h.seq, "
     "h.event_type, "
     "h.attempt, h.from_state, h.to_state, h.version, h.at, h.detail, "
-    "COALESCE(p.body, h.payload) FROM tasks t "
+    "COALESCE(p.body, h.payload), h.epoch FROM tasks t "
     "JOIN history h ON h.task_ref = t.task_ref LEFT JOIN nodes n ON n.node_ref = h.node_ref "
     "LEFT JOIN payloads p ON p.payload_id = h.payload_ref "
     "WHERE t.task_id = $1 ORDER BY h.hist_id"};
@@ -249,6 +249,7 @@ Result<std::vector<HistoryRow>> QueryHistory(sql::Conn& db, std::string_view tas
     h.at = FromUnixMicros(r->Int(i, 11));
     h.detail = r->TakeText(i, 12);
     h.payload = r->TakeText(i, 13);
+    h.epoch = r->Int(i, 14);
     out.push_back(std::move(h));
   }
   return out;

@@ -10,6 +10,7 @@
 #include "core/event.h"
 #include "store/dead_letter.h"
 #include "store/engine/write_txn.h"
+#include "store/lease.h"
 #include "store/types.h"
 
 namespace apollo::store::engine {
@@ -52,5 +53,13 @@ Result<PurgeStats> PurgeOld(WriteTxn& txn, const RetentionPolicy& policy);
 Status InsertToken(WriteTxn& txn, const TokenRow& token, bool only_if_first);
 Status RevokeTokenNamed(WriteTxn& txn, std::string_view name, TimePoint at);
 Result<int64_t> InsertAudit(WriteTxn& txn, const AuditRow& row);
+
+// Leases and fences (leases.cc, lease.h).
+Result<LeaseRow> WriteLeaseClaim(WriteTxn& txn, const LeaseClaim& claim);
+Status WriteLeaseRelease(WriteTxn& txn, std::string_view lease, std::string_view holder,
+                         int64_t epoch);
+// OK when `fence` still holds its lease at its epoch (the row is then share
+// locked until the transaction ends); kFailedPrecondition "fenced: ..." if not.
+Status CheckFence(WriteTxn& txn, const Fence& fence);
 
 }  // namespace apollo::store::engine

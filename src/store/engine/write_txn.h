@@ -64,6 +64,10 @@ class WriteTxn {
   }
 
   TimePoint now() const { return now_; }
+  // The lease epoch of the fence the running op carries (0: none); written
+  // into its history rows (HistoryRow::epoch).
+  int64_t epoch() const { return epoch_; }
+  void set_epoch(int64_t epoch) { epoch_ = epoch; }
   int64_t now_us() const { return ToUnixMicros(now_); }
   StoreStats& stats() { return stats_; }
 
@@ -88,6 +92,7 @@ class WriteTxn {
   const NodeFacts& committed_;
   NodeFacts& fresh_;
   StoreStats& stats_;
+  int64_t epoch_ = 0;
 };
 
 }  // namespace apollo::store::engine

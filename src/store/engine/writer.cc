@@ -5,6 +5,9 @@
 #include <random>
 #include <unordered_set>
 
+#include "store/engine/write_paths.h"
+#include "store/test_switches.h"
+
 namespace apollo::store::engine {
 namespace {
 
@@ -16,6 +19,16 @@ constexpr sql::Statement kRelease{"RELEASE SAVEPOINT op"};
 // or another writer won a race (kAborted: run the batch again).
 bool BatchFailure(const Status& st) {
   return st.code() == StatusCode::kUnavailable || st.code() == StatusCode::kAborted;
+}
+
+// Each fence among the unit's ops must still hold (lease.h); a planted bug
+// of the test builds skips the check (test_switches.h).
+Status CheckFences(WriteTxn& txn, std::span<WriteOp* const> unit) {
+  if (TestSwitches::Get().disable_lease_fence) return Status::Ok();
+  for (WriteOp* op : unit) {
+    if (op->fence()) APOLLO_RETURN_IF_ERROR(CheckFence(txn, *op->fence()));
+  }
+  return Status::Ok();
 }
 
 }  // namespace
@@ -174,7 +187,11 @@ Writer::Next Writer::RunBatch(Batch& batch, StoreStats& delta, Status& st) {
 Status Writer::RunUnit(std::span<WriteOp* const> unit, TimePoint now, NodeFacts& nodes,
                        StoreStats& delta) {
   WriteTxn txn(*conn_, now, nodes_, nodes, delta);
-  Status st = unit.size() == 1 ? unit[0]->Run(txn) : unit[0]->RunMerged(txn, unit);
+  Status st = CheckFences(txn, unit);
+  for (WriteOp* op : unit) {
+    if (op->fence()) txn.set_epoch(op->fence()->epoch);
+  }
+  if (st.ok()) st = unit.size() == 1 ? unit[0]->Run(txn) : unit[0]->RunMerged(txn, unit);
   if (st.ok()) st = conn_->Flush();
   if (st.ok()) st = txn.CheckExpectations();
   if (!st.ok()) {

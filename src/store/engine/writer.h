@@ -52,13 +52,21 @@
 #include "core/status.h"
 #include "store/engine/sql.h"
 #include "store/engine/write_txn.h"
+#include "store/lease.h"
 #include "store/types.h"
 
 namespace apollo::store::engine {
 
 class WriteOp {
  public:
+  // Takes the fence of the constructing thread's FenceScope (lease.h), so
+  // an op is fenced by who queued it, whichever thread runs it.
+  WriteOp() {
+    if (const Fence* f = CurrentFence()) fence_ = *f;
+  }
   virtual ~WriteOp() = default;
+  // Checked in the op's transaction before Run (Writer::RunUnit).
+  const std::optional<Fence>& fence() const { return fence_; }
   // Events in the op (1 for other requests): counts against the batch cap.
   virtual int Weight() const = 0;
   // Runs inside the transaction; may run again if the batch is retried. A
@@ -76,6 +84,9 @@ class WriteOp {
     (void)group;
     return Run(txn);
   }
+
+ private:
+  std::optional<Fence> fence_;
 };
 
 // A WriteOp computing a T with `fn(WriteTxn&) -> Result<T>`.

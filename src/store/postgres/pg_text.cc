@@ -34,9 +34,16 @@ bool PlainAscii(std::string_view s) {
 
 std::string ConnectionString(std::string_view url) {
   // Bounded waits on a dead or partitioned server: connect in 5 s, and a
-  // connection whose sent data goes unacknowledged for 30 s is dropped.
+  // connection whose sent data goes unacknowledged for 30 s is dropped. A
+  // transaction left open by a client that stopped (SIGSTOP, a long GC-like
+  // pause) is ended by the server after 5 s, so its locks (a fenced write's
+  // share lock on a lease row, lease.h) cannot stop another replica taking
+  // over; the store's own transactions never sit idle that long.
   static constexpr std::pair<const char*, const char*> kDefaults[] = {
-      {"connect_timeout", "5"}, {"tcp_user_timeout", "30000"}, {"keepalives_idle", "10"}};
+      {"connect_timeout", "5"},
+      {"tcp_user_timeout", "30000"},
+      {"keepalives_idle", "10"},
+      {"options", "-c idle_in_transaction_session_timeout=5000"}};
   std::string s(url);
   bool is_url = s.starts_with("postgresql://") || s.starts_with("postgres://");
   for (const auto& [key, value] : kDefaults) {
@@ -46,7 +53,15 @@ std::string ConnectionString(std::string_view url) {
     } else {
       s += " ";
     }
-    s += std::string(key) + "=" + value;
+    std::string v(value);
+    if (!is_url && v.find(' ') != std::string::npos) v = "'" + v + "'";
+    if (is_url) {
+      for (size_t at = v.find_first_of(" ="); at != std::string::npos;
+           at = v.find_first_of(" =", at)) {
+        v.replace(at, 1, v[at] == ' ' ? "%20" : "%3D");
+      }
+    }
+    s += std::string(key) + "=" + v;
   }
   return s;
 }

@@ -15,6 +15,7 @@ inline TestSwitches TestSwitchesFromEnvironment() {
   s.disable_dedup = std::getenv("APOLLO_TEST_DISABLE_DEDUP") != nullptr;
   s.disable_fencing = std::getenv("APOLLO_TEST_DISABLE_FENCING") != nullptr;
   s.disable_transition_check = std::getenv("APOLLO_TEST_DISABLE_TRANSITION_CHECK") != nullptr;
+  s.disable_lease_fence = std::getenv("APOLLO_TEST_DISABLE_LEASE_FENCE") != nullptr;
   if (const char* n = std::getenv("APOLLO_TEST_DROP_EVENT_EVERY")) {
     s.drop_event_every = std::strtol(n, nullptr, 10);
   }
