@@ -48,7 +48,7 @@ Result<std::unique_ptr<SimAgent>> SimAgent::Open(const SimAgentOptions& options,
 
   agent::SessionOptions so;
   so.node_id = options.node_id;
-  so.orchestrator = options.orchestrator;
+  so.orchestrators = {options.orchestrator};
   so.labels = options.labels;
   so.intents = registry.Intents();
   so.agent_version = kVersion;

@@ -55,6 +55,31 @@ bool IsBuiltin(const std::string& name) {
   return std::find(b.begin(), b.end(), name) != b.end();
 }
 
+// One address of a comma-separated `orchestrator` value, blanks around it
+// trimmed, and where it starts in the value (for the column of an error).
+struct AddressEntry {
+  std::string text;
+  size_t offset = 0;
+};
+
+// "a:1, b:2" -> {"a:1", 0}, {"b:2", 5}. Always at least one entry: "" and
+// "a:1," give an empty one, which ParseHostPort reports as such.
+std::vector<AddressEntry> SplitAddresses(std::string_view value) {
+  std::vector<AddressEntry> out;
+  size_t start = 0;
+  for (;;) {
+    size_t end = value.find(',', start);
+    std::string_view part = value.substr(start, end == std::string_view::npos ? end : end - start);
+    size_t lead = 0;
+    while (lead < part.size() && (part[lead] == ' ' || part[lead] == '\t')) ++lead;
+    part.remove_prefix(lead);
+    while (!part.empty() && (part.back() == ' ' || part.back() == '\t')) part.remove_suffix(1);
+    out.push_back({std::string(part), start + lead});
+    if (end == std::string_view::npos) return out;
+    start = end + 1;
+  }
+}
+
 // "/srv/app/" -> "/srv/app"; "/" stays.
 std::string TrimTrailingSlashes(std::string path) {
   while (path.size() > 1 && path.back() == '/') path.pop_back();
@@ -76,6 +101,7 @@ class AgentParser {
  private:
   // Reads one top-level field into *c_; false if it was wrong (reported).
   bool Value(const Field& f);
+  bool Orchestrators(const YAML::Node& n);
   bool Labels(const YAML::Node& n);
   bool Handlers(const YAML::Node& n);
   bool Reconnect(const YAML::Node& n);
@@ -104,7 +130,7 @@ bool AgentParser::Value(const Field& f) {
         },
         &c_->groups);
   }
-  if (k == "orchestrator") return internal::ReadHostPort(r_, v, k, &c_->orchestrator);
+  if (k == "orchestrator") return Orchestrators(v);
   if (k == "wal_path") return internal::ReadPath(r_, v, k, false, &c_->wal_path);
   if (k == "state_dir") return internal::ReadPath(r_, v, k, false, &c_->state_dir);
   if (k == "heartbeat_interval") {
@@ -167,6 +193,53 @@ bool AgentParser::Value(const Field& f) {
     return true;
   }
   return Wal(v);  // the last of kFields but tls
+}
+
+// `orchestrator`: "host:port", "a:7011, b:7011", or a list of host:port.
+// Each bad entry is reported where it is: a list entry at its node, a
+// comma-separated one at its column (exact for a one-line scalar, quoted or
+// not; escapes in a double-quoted value or a folded one can shift it).
+bool AgentParser::Orchestrators(const YAML::Node& n) {
+  std::vector<std::pair<std::string, YAML::Mark>> entries;  // in file order
+  if (n.IsSequence()) {
+    auto list = r_.StringList(n, "orchestrator");
+    if (!list) return false;
+    for (const auto& item : *list) entries.emplace_back(item.first, item.second.Mark());
+    if (entries.empty()) {
+      r_.Error(n, "'orchestrator' must name at least one host:port");
+      return false;
+    }
+  } else if (n.IsScalar()) {
+    // A quoted scalar's text starts one column after its quote.
+    const int quote = n.Tag() == "!" ? 1 : 0;
+    for (const AddressEntry& e : SplitAddresses(n.Scalar())) {
+      YAML::Mark at = n.Mark();
+      at.pos += quote + static_cast<int>(e.offset);
+      at.column += quote + static_cast<int>(e.offset);
+      entries.emplace_back(e.text, at);
+    }
+  } else {
+    r_.Error(n,
+             "'orchestrator' must be host:port, several separated by commas, or a list of "
+             "host:port");
+    return false;
+  }
+  std::vector<HostPort> addresses;
+  bool ok = true;
+  for (const auto& [text, at] : entries) {
+    auto hp = ParseHostPort(text);
+    if (!hp.ok()) {
+      r_.Error(at, "'orchestrator': " + hp.status().message());
+      ok = false;
+    } else if (std::find(addresses.begin(), addresses.end(), *hp) != addresses.end()) {
+      r_.Error(at, Quote(text) + " is listed twice in 'orchestrator'");
+      ok = false;
+    } else {
+      addresses.push_back(*hp);
+    }
+  }
+  if (ok) c_->orchestrators = std::move(addresses);
+  return ok;
 }
 
 bool AgentParser::Labels(const YAML::Node& n) {
@@ -437,12 +510,22 @@ Status ApplyAgentOverrides(AgentConfig& config, const AgentOverrides& o) {
     }
   }
   if (o.orchestrator) {
-    auto hp = ParseHostPort(*o.orchestrator);
-    if (!hp.ok()) {
-      problems.push_back("--orchestrator: " + hp.status().message());
-    } else {
-      c.orchestrator = *hp;
+    // One host:port or several separated by commas; every bad one reported.
+    std::vector<HostPort> addresses;
+    bool good = true;
+    for (const AddressEntry& e : SplitAddresses(*o.orchestrator)) {
+      auto hp = ParseHostPort(e.text);
+      if (!hp.ok()) {
+        problems.push_back("--orchestrator: " + hp.status().message());
+        good = false;
+      } else if (std::find(addresses.begin(), addresses.end(), *hp) != addresses.end()) {
+        problems.push_back("--orchestrator: " + Quote(e.text) + " is listed twice");
+        good = false;
+      } else {
+        addresses.push_back(*hp);
+      }
     }
+    if (good) c.orchestrators = std::move(addresses);
   }
   if (o.log_format) {
     if (*o.log_format == "text" || *o.log_format == "json") {

@@ -8,7 +8,11 @@
 //
 // Address: the orchestrator serves the operator API and the agent gateway on
 // ONE port (default 127.0.0.1:7011, see orchestrator/orchestrator_config.h),
-// so an agent's default `orchestrator` is 127.0.0.1:7011 too.
+// so an agent's default `orchestrator` is 127.0.0.1:7011 too. Several
+// replicas sharing one store (docs/replicas.md) are all listed: `orchestrator`
+// is one "host:port", several separated by commas, or a YAML list of them
+// (--orchestrator: one or comma-separated); the session finds the leader
+// among them (session.h).
 //
 // Paths: `state_dir` and `wal_path` are used as given (relative ones are
 // relative to the agent's working directory). When `wal_path` is not set, it
@@ -83,7 +87,9 @@ struct AgentConfig {
   std::string node_id;                          // required (file or --node-id)
   std::map<std::string, std::string> labels;    // e.g. role: worker
   std::vector<std::string> groups;
-  HostPort orchestrator{"127.0.0.1", 7011};
+  // The orchestrator replicas to dial, in the order given: never empty, no
+  // two equal. One entry: a single orchestrator, as before replicas.
+  std::vector<HostPort> orchestrators{HostPort{"127.0.0.1", 7011}};
   std::string state_dir{kDefaultStateDir};
   std::string wal_path;                         // empty until FinishAgentConfig
   Duration heartbeat_interval = std::chrono::seconds(10);    // 1 s .. 5 min
@@ -134,7 +140,7 @@ struct AgentOverrides {
   std::optional<std::string> node_id;       // --node-id: replaces the file's
   std::vector<std::string> labels;          // --label k=v: set or replace key k
   std::vector<std::string> groups;          // --group g: added to the file's
-  std::optional<std::string> orchestrator;  // --orchestrator host:port
+  std::optional<std::string> orchestrator;  // --orchestrator host:port[,host:port...]
   std::optional<std::string> wal_path;      // --wal-path
   std::optional<std::string> state_dir;     // --state-dir
   std::optional<std::string> tls_cert;      // --tls-cert: replaces tls.cert

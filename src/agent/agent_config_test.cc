@@ -34,6 +34,12 @@ std::string Joined(const ParsedAgentConfig& p) {
   return out;
 }
 
+std::vector<std::string> Addresses(const AgentConfig& c) {
+  std::vector<std::string> out;
+  for (const HostPort& hp : c.orchestrators) out.push_back(hp.ToString());
+  return out;
+}
+
 constexpr const char* kFull = R"(node_id: edge-7
 labels: {role: worker, zone: eu-west/1}
 groups: [canary, batch]
@@ -62,7 +68,7 @@ TEST(AgentConfigTest, EmptyFileGivesDefaults) {
   EXPECT_EQ(p.config, DefaultAgentConfig(4));
   const AgentConfig& c = p.config;
   EXPECT_EQ(c.max_concurrency, 8);
-  EXPECT_EQ(c.orchestrator.ToString(), "127.0.0.1:7011");
+  EXPECT_EQ(Addresses(c), std::vector<std::string>{"127.0.0.1:7011"});
   EXPECT_EQ(c.state_dir, "./var/agent");
   EXPECT_EQ(c.heartbeat_interval, Duration(10s));
   EXPECT_EQ(c.autonomy_window, Duration(60s));
@@ -100,7 +106,7 @@ TEST(AgentConfigTest, EveryKeyParses) {
   EXPECT_EQ(c.labels, (std::map<std::string, std::string>{{"role", "worker"},
                                                           {"zone", "eu-west/1"}}));
   EXPECT_EQ(c.groups, (std::vector<std::string>{"canary", "batch"}));
-  EXPECT_EQ(c.orchestrator.ToString(), "center.example.net:9000");
+  EXPECT_EQ(Addresses(c), std::vector<std::string>{"center.example.net:9000"});
   EXPECT_EQ(c.state_dir, "/var/lib/apollo");
   EXPECT_EQ(c.wal_path, "/disk2/wal");
   EXPECT_EQ(c.heartbeat_interval, Duration(5s));
@@ -196,7 +202,7 @@ TEST(AgentConfigTest, OverridesApplyOnTopOfTheFile) {
   EXPECT_EQ(c.labels, (std::map<std::string, std::string>{
                           {"rack", "r1"}, {"role", "db"}, {"zone", "eu-west/1"}}));
   EXPECT_EQ(c.groups, (std::vector<std::string>{"canary", "batch", "night"}));
-  EXPECT_EQ(c.orchestrator.ToString(), "[::1]:7011");
+  EXPECT_EQ(Addresses(c), std::vector<std::string>{"[::1]:7011"});
   EXPECT_EQ(c.state_dir, "/tmp/x");
   EXPECT_EQ(c.wal_path, "/disk2/wal");  // set in the file: kept
 }
@@ -242,6 +248,67 @@ TEST(AgentConfigTest, BadOverridesAreAllReportedNamingTheFlag) {
             "such as 127.0.0.1:7011\n"
             "--wal-path: the path is empty");
   EXPECT_EQ(c, DefaultAgentConfig(1));  // untouched
+}
+
+// Several replicas (docs/replicas.md): one string, a comma-separated
+// string (quoted or not) or a YAML list; all name the same addresses.
+TEST(AgentConfigTest, OrchestratorIsOneAddressACommaSeparatedOneOrAList) {
+  const std::vector<std::string> three = {"a.example:7011", "b.example:7011", "10.0.0.3:7012"};
+  for (const char* yaml :
+       {"orchestrator: a.example:7011, b.example:7011,10.0.0.3:7012\n",
+        "orchestrator: 'a.example:7011 ,b.example:7011, 10.0.0.3:7012'\n",
+        "orchestrator: ['a.example:7011', 'b.example:7011', '10.0.0.3:7012']\n",
+        "orchestrator:\n  - a.example:7011\n  - b.example:7011\n  - \"10.0.0.3:7012\"\n"}) {
+    ParsedAgentConfig p = ParseAgentConfig(yaml, "a.yaml", 2);
+    ASSERT_TRUE(p.ok()) << yaml << Joined(p);
+    EXPECT_EQ(Addresses(p.config), three) << yaml;
+  }
+  ParsedAgentConfig one = ParseAgentConfig("orchestrator: '[::1]:7011'\n", "a.yaml", 2);
+  ASSERT_TRUE(one.ok()) << Joined(one);
+  EXPECT_EQ(Addresses(one.config), std::vector<std::string>{"[::1]:7011"});
+}
+
+TEST(AgentConfigTest, BadOrchestratorEntriesAreReportedWhereTheyAre) {
+  // Comma-separated: at the entry's column, quoted or not.
+  EXPECT_EQ(Joined(ParseAgentConfig("orchestrator: a:7011, b, a:7011\n", "p.yaml", 2)),
+            "p.yaml:1:23: 'orchestrator': 'b' has no port; expected host:port such as "
+            "127.0.0.1:7011\n"
+            "p.yaml:1:26: 'a:7011' is listed twice in 'orchestrator'\n");
+  EXPECT_EQ(Joined(ParseAgentConfig("orchestrator: 'a:7011,,c'\n", "q.yaml", 2)),
+            "q.yaml:1:23: 'orchestrator': the address is empty; expected host:port such as "
+            "127.0.0.1:7011\n"
+            "q.yaml:1:24: 'orchestrator': 'c' has no port; expected host:port such as "
+            "127.0.0.1:7011\n");
+  // A list: at the entry.
+  EXPECT_EQ(
+      Joined(ParseAgentConfig("orchestrator:\n  - a:7011\n  - b:99999\n  - ''\n", "l.yaml", 2)),
+      "l.yaml:3:5: 'orchestrator': 'b:99999' has a port outside 1..65535; expected "
+      "host:port such as 127.0.0.1:7011\n"
+      "l.yaml:4:5: 'orchestrator': the address is empty; expected host:port such as "
+      "127.0.0.1:7011\n");
+  EXPECT_EQ(Joined(ParseAgentConfig("orchestrator: []\n", "e.yaml", 2)),
+            "e.yaml:1:15: 'orchestrator' must name at least one host:port\n");
+  EXPECT_EQ(Joined(ParseAgentConfig("orchestrator: {a: 1}\n", "m.yaml", 2)),
+            "m.yaml:1:15: 'orchestrator' must be host:port, several separated by commas, or a "
+            "list of host:port\n");
+}
+
+TEST(AgentConfigTest, OrchestratorFlagTakesACommaSeparatedList) {
+  AgentConfig c = DefaultAgentConfig(1);
+  AgentOverrides o = WithNodeId("n1");
+  o.orchestrator = "a:7011, b:7011,c:7011";
+  ASSERT_TRUE(ApplyAgentOverrides(c, o).ok());
+  EXPECT_EQ(Addresses(c), (std::vector<std::string>{"a:7011", "b:7011", "c:7011"}));
+
+  AgentConfig d = DefaultAgentConfig(1);
+  o.orchestrator = "a:7011,b,a:7011,";
+  Status s = ApplyAgentOverrides(d, o);
+  EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(s.message(),
+            "--orchestrator: 'b' has no port; expected host:port such as 127.0.0.1:7011\n"
+            "--orchestrator: 'a:7011' is listed twice\n"
+            "--orchestrator: the address is empty; expected host:port such as 127.0.0.1:7011");
+  EXPECT_EQ(d, DefaultAgentConfig(1));  // untouched
 }
 
 TEST(AgentConfigTest, NodeIdIsRequiredFromFileOrCommandLine) {

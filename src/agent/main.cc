@@ -151,7 +151,8 @@ int Run(const AgentConfig& config, const TestKnobs& knobs) {
     return 1;
   }
   apollo::log::Info(Msg("release ", apollo::kVersion, ", node ", config.node_id, ": ", *note,
-                        "; dialling ", session_options.orchestrator, (tls ? " (mutual TLS)" : "")));
+                        "; dialling ", Joined(session_options.orchestrators),
+                        (tls ? " (mutual TLS)" : "")));
   std::unique_ptr<apollo::agent::MetricsServer> metrics;
   if (runtime.metrics_listen) {
     apollo::agent::AgentMetricsSources sources{config.node_id, wal->get(), &executor, &session};
@@ -198,7 +199,9 @@ int main(int argc, char** argv) {
   app.add_option("--node-id", o.node_id, "this node's id");
   app.add_option("--label", o.labels, "label k=v (repeatable)");
   app.add_option("--group", o.groups, "group (repeatable)");
-  app.add_option("--orchestrator", o.orchestrator, "host:port of the orchestrator");
+  app.add_option("--orchestrator", o.orchestrator,
+                 "host:port of the orchestrator; of each replica, separated by commas "
+                 "(a:7011,b:7011,c:7011): the agent finds the leader among them");
   app.add_option("--wal-path", o.wal_path, "write-ahead log directory");
   app.add_option("--state-dir", o.state_dir, "state directory");
   app.add_option("--log-format", o.log_format,

@@ -40,7 +40,8 @@ AgentRuntimeOptions DeriveAgentRuntimeOptions(const AgentConfig& c) {
 
   SessionOptions& s = r.session;
   s.node_id = c.node_id;
-  s.orchestrator = c.orchestrator.ToString();
+  s.orchestrators.clear();
+  for (const HostPort& hp : c.orchestrators) s.orchestrators.push_back(hp.ToString());
   s.labels = c.labels;
   s.groups = c.groups;
   s.heartbeat_interval = c.heartbeat_interval;
@@ -73,7 +74,8 @@ std::string Fingerprint(const AgentRuntimeOptions& r) {
       << "handlers.ensure_file.allowed_dirs=" << Joined(h.ensure_file.allowed_dirs) << "\n"
       << "handlers.ensure_file.allow_special_modes=" << h.ensure_file.allow_special_modes << "\n";
   const SessionOptions& s = r.session;
-  out << "session.node_id=" << s.node_id << "\nsession.orchestrator=" << s.orchestrator << "\n";
+  out << "session.node_id=" << s.node_id << "\nsession.orchestrators=" << Joined(s.orchestrators)
+      << "\n";
   for (const auto& [k, v] : s.labels) out << "session.label." << k << "=" << v << "\n";
   out << "session.groups=" << Joined(s.groups) << "\n"
       << "session.heartbeat_interval_ms=" << Ms(s.heartbeat_interval) << "\n"

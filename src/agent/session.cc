@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <random>
 
+#include "agent/address_ring.h"
 #include "apollo/v1/event.pb.h"
 #include "core/version.h"
 #include "core/wire_limits.h"
@@ -36,6 +37,32 @@ IntentRequest FromProto(const apollo::v1::Intent& i) {
   }
   return r;
 }
+
+// The trailing metadata in which a follower names the leader.
+constexpr char kLeaderMetadata[] = "apollo-leader";
+
+// A follower's refusal of the Hello: UNAVAILABLE naming the leader's
+// host:port in `apollo-leader` ("" while no leader is known). A refusal
+// without that key is still recognised by its message ("replica X is not
+// the leader; ..."), the address then read from the status details. Any
+// other failure: nullopt.
+std::optional<std::string> NotLeaderRefusal(const grpc::ClientContext& ctx,
+                                            const grpc::Status& st) {
+  if (st.error_code() != grpc::StatusCode::UNAVAILABLE) return std::nullopt;
+  const auto& trailers = ctx.GetServerTrailingMetadata();
+  if (auto it = trailers.find(kLeaderMetadata); it != trailers.end()) {
+    return std::string(it->second.data(), it->second.size());
+  }
+  if (st.error_message().find("is not the leader") != std::string::npos) {
+    return st.error_details();
+  }
+  return std::nullopt;
+}
+
+// After a replica failed, the next is dialled this soon (plus up to
+// kQuickRetryJitter), not after the backoff: another one may lead.
+constexpr Duration kQuickRetry = std::chrono::milliseconds(200);
+constexpr Duration kQuickRetryJitter = std::chrono::milliseconds(300);
 
 }  // namespace
 
@@ -166,35 +193,64 @@ void Session::Loop() {
     tls.pem_private_key = options_.tls->key_pem;
     creds = grpc::SslCredentials(tls);
   }
-  auto channel = grpc::CreateCustomChannel(options_.orchestrator, creds, args);
-  auto stub = apollo::v1::AgentGateway::NewStub(channel);
+  AddressRing ring(options_.orchestrators);
+  // One channel at a time, to the replica being dialled: moving on closes
+  // the link to the one left (with one address it is made once, as ever).
+  std::string dialled;
+  std::shared_ptr<grpc::Channel> channel;
+  std::unique_ptr<apollo::v1::AgentGateway::Stub> stub;
+  std::uniform_int_distribution<int64_t> quick_jitter(0, kQuickRetryJitter.count());
   for (;;) {
     {
       std::lock_guard<std::mutex> lock(mu_);
       if (stop_) return;
     }
+    if (!stub || dialled != ring.current()) {
+      dialled = ring.current();
+      stub.reset();
+      channel = grpc::CreateCustomChannel(dialled, creds, args);
+      stub = apollo::v1::AgentGateway::NewStub(channel);
+    }
     TimePoint started = clock_.Now();
-    RunSession(*stub);
+    const SessionEnd end = RunSession(*stub, dialled);
     // A session that lasted a while resets the backoff; a quick failure
     // doubles it. Full jitter spreads a fleet's reconnects.
     if (clock_.Now() - started > std::chrono::seconds(10)) backoff = options_.initial_backoff;
     std::uniform_int_distribution<int64_t> jitter(0, backoff.count());
     Duration wait(jitter(rng));
+    // Where next: admission control keeps the agent on the leader that
+    // told it to come back; anything else moves on (address_ring.h).
+    bool soon = false;
+    if (end.accepted) ring.Reset();
+    if (!end.come_back) {
+      soon = ring.Failed(end.leader);
+      if (end.not_leader) {
+        NoteNotLeader(dialled, end.leader, ring.Find(end.leader).has_value(), ring.current(), soon);
+      }
+    }
     // Told by the center's admission control when to come back: then, plus
     // jitter, so the refused agents do not return in lockstep.
     if (int64_t after = retry_after_ms_.exchange(0); after > 0) {
       wait = std::chrono::milliseconds(after) + Duration(jitter(rng) / 4);
+    } else if (soon) {
+      // Another replica is still to be tried this round: soon, the backoff
+      // kept as it is (it grows only once a whole round failed).
+      wait = std::min<Duration>(kQuickRetry + Duration(quick_jitter(rng)), options_.max_backoff);
+      if (!SleepFor(wait)) return;
+      continue;
     }
     if (!SleepFor(wait)) return;
     backoff = std::min(backoff * 2, options_.max_backoff);
   }
 }
 
-void Session::RunSession(apollo::v1::AgentGateway::Stub& stub) {
+Session::SessionEnd Session::RunSession(apollo::v1::AgentGateway::Stub& stub,
+                                        const std::string& address) {
+  SessionEnd end;
   grpc::ClientContext* ctx;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    if (stop_) return;
+    if (stop_) return end;
     context_ = std::make_unique<grpc::ClientContext>();
     ctx = context_.get();
   }
@@ -214,12 +270,18 @@ void Session::RunSession(apollo::v1::AgentGateway::Stub& stub) {
   CenterMessage welcome;
   if (!stream->Write(hello) || !stream->Read(&welcome) || !welcome.has_welcome()) {
     grpc::Status st = stream->Finish();
+    if (std::optional<std::string> leader = NotLeaderRefusal(*ctx, st)) {
+      end.not_leader = true;  // Loop says so, knowing where it goes next
+      end.leader = std::move(*leader);
+      return end;
+    }
     if (st.error_code() == grpc::StatusCode::RESOURCE_EXHAUSTED) {
       int64_t ms = std::atoll(st.error_details().c_str());
       retry_after_ms_.store(ms > 0 ? ms : 1000);
+      end.come_back = true;
     }
-    NoteFailedStart(st);
-    return;
+    NoteFailedStart(st, address);
+    return end;
   }
   if (std::string why = ProtocolMismatch(welcome.welcome().protocol_version(), "edge-agent");
       !why.empty()) {
@@ -231,8 +293,9 @@ void Session::RunSession(apollo::v1::AgentGateway::Stub& stub) {
     const std::string line = "refusing the center's session: " + why;
     if (line != last_failure_) Log(line);
     last_failure_ = line;
-    return;
+    return end;
   }
+  end.accepted = true;
   last_failure_.clear();
   uint64_t stored = welcome.welcome().stored_seq();
   const uint64_t logged = wal_.last_seq();
@@ -251,7 +314,7 @@ void Session::RunSession(apollo::v1::AgentGateway::Stub& stub) {
   snapshot_acked_.store(false);
   backlog_target_.store(wal_.last_seq());
   sessions_.fetch_add(1);
-  Log("connected to " + options_.orchestrator + " (store has this node's events up to seq " +
+  Log("connected to " + address + " (store has this node's events up to seq " +
       std::to_string(stored) + "; resending " + std::to_string(wal_.last_seq() - wal_.acked_seq()) +
       " unacknowledged)");
   {
@@ -290,9 +353,27 @@ void Session::RunSession(apollo::v1::AgentGateway::Stub& stub) {
   ctx->TryCancel();
   writer.join();
   stream->Finish();
+  return end;
 }
 
-void Session::NoteFailedStart(const grpc::Status& st) {
+void Session::NoteNotLeader(const std::string& refused, const std::string& leader, bool listed,
+                            const std::string& next, bool soon) {
+  std::string line = "replica " + refused + " is not the leader";
+  if (leader.empty()) {
+    line += " (no leader is known yet)";
+  } else if (!listed) {
+    // Not dialled: only the configured addresses are (the operator's list
+    // is what this agent may trust), so say how to fix it.
+    line += " (it names the leader at " + leader +
+            ", which is not among this agent's orchestrator addresses)";
+  }
+  line += "; trying " + next + (soon ? "" : " after a backoff");
+  if (line == last_failure_) return;
+  last_failure_ = line;
+  Log(line);
+}
+
+void Session::NoteFailedStart(const grpc::Status& st, const std::string& address) {
   std::string line;
   switch (st.error_code()) {
     case grpc::StatusCode::PERMISSION_DENIED:
@@ -309,8 +390,7 @@ void Session::NoteFailedStart(const grpc::Status& st) {
       // Plaintext: the center is down or restarting, nothing to say. With
       // TLS it may also be a refused handshake (wrong CA, name mismatch).
       if (options_.tls) {
-        line = "cannot open a TLS session with " + options_.orchestrator + ": " +
-               st.error_message() +
+        line = "cannot open a TLS session with " + address + ": " + st.error_message() +
                " (if the center is up, check that its certificate chains to --tls-ca and names "
                "this address, and that this agent's certificate is signed by its CA)";
       }

@@ -5,6 +5,16 @@
 // stream open, and reconnects by itself with exponential backoff and full
 // jitter so 500 agents do not stampede a center that comes back.
 //
+// Replicas (docs/replicas.md): given several addresses, the session dials
+// one at a time and keeps to the one that accepted it. Only the leader
+// accepts; a follower refuses the Hello (UNAVAILABLE, the leader's
+// host:port in trailing metadata `apollo-leader`). On a refusal, a failed
+// connect or a broken stream it moves on (address_ring.h), to the named
+// leader when that is listed; the next dial comes after 200-500 ms, not
+// after the backoff, until every address failed in the round: then the
+// backoff applies as with one center. Admission control ("come back
+// later") keeps it on the same address.
+//
 // Each session runs: Hello -> Welcome(stored_seq) -> resend every event in
 // the WAL the store lacks -> live events, heartbeats and intents. An event
 // leaves the WAL's unacknowledged tail only on EventAck, which the center
@@ -35,7 +45,9 @@ namespace apollo::agent {
 
 struct SessionOptions {
   std::string node_id;
-  std::string orchestrator = "127.0.0.1:7011";
+  // host:port of each orchestrator replica, in the order to try them (one:
+  // a single center). An empty list means the default 127.0.0.1:7011.
+  std::vector<std::string> orchestrators{"127.0.0.1:7011"};
   // Mutual TLS to the center with these files (LoadTlsMaterial checked
   // them); nullopt: plaintext. The center refuses the Hello unless the
   // certificate is this node's.
@@ -107,9 +119,17 @@ class Session final : public EventSink {
  private:
   using Stream = grpc::ClientReaderWriter<apollo::v1::AgentMessage, apollo::v1::CenterMessage>;
 
+  // How one RunSession ended: what Loop needs to choose the next address.
+  struct SessionEnd {
+    bool accepted = false;    // the center took the Hello: a session ran
+    bool not_leader = false;  // refused by a replica that is not the leader
+    std::string leader;       // the leader it named (host:port); "" if none known
+    bool come_back = false;   // admission control: the same address, later
+  };
+
   void Loop();
-  // One connected session; returns when the stream ends.
-  void RunSession(apollo::v1::AgentGateway::Stub& stub);
+  // One session with the replica at `address`; returns when the stream ends.
+  SessionEnd RunSession(apollo::v1::AgentGateway::Stub& stub, const std::string& address);
   void WriterLoop(Stream* stream, Duration sync_interval);
   // A snapshot is due and not held back by test_snapshot_delay.
   bool SnapshotReady() const;
@@ -128,7 +148,10 @@ class Session final : public EventSink {
   // Logs why a session could not start when it is worth an operator's
   // attention (the center refused this agent; a TLS link failed), once per
   // distinct reason; a refusal also backs off to max_backoff.
-  void NoteFailedStart(const grpc::Status& status);
+  void NoteFailedStart(const grpc::Status& status, const std::string& address);
+  // Logs a follower's refusal: "replica X is not the leader; trying Y".
+  void NoteNotLeader(const std::string& refused, const std::string& leader, bool listed,
+                     const std::string& next, bool soon);
   // Waits up to `d` unless Stop() is called; returns false if stopping.
   bool SleepFor(Duration d);
   apollo::v1::AgentMessage Heartbeat() const;

@@ -107,6 +107,10 @@ class EventBus {
 
   // Connects and starts the consumers. Idempotent.
   virtual Status Start() = 0;
+  // Starts the consumers of a bus opened with consume = false: a follower
+  // orchestrator that became the leader (docs/replicas.md). Idempotent; call
+  // after Start.
+  virtual Status StartConsumers() = 0;
   // Stops the consumers; in-flight batches finish or are left to redelivery.
   // Pending publishes complete with kUnavailable. Idempotent.
   virtual void Stop() = 0;

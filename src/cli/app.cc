@@ -9,6 +9,7 @@
 #include "cli/acl_command.h"
 #include "cli/alert_command.h"
 #include "cli/bus_command.h"
+#include "cli/cluster_command.h"
 #include "cli/command_result.h"
 #include "cli/dlq_command.h"
 #include "cli/global_options.h"
@@ -206,6 +207,18 @@ void AddBusCommands(CLI::App& app, Parsed& p) {
   });
 }
 
+// `cluster status`: the orchestrator replicas and the leader lease
+// (docs/replicas.md).
+void AddClusterCommands(CLI::App& app, Parsed& p) {
+  CLI::App* cluster = app.add_subcommand("cluster", "the orchestrator replicas sharing the store");
+  cluster->require_subcommand(1);
+  cluster->add_subcommand("status", "replicas, their roles and the leader lease")->callback([&p] {
+    p.command = [&p](OrchestratorClient& c, std::ostream& o, std::ostream& e) {
+      return RunClusterStatus(p.global, c, o, e);
+    };
+  });
+}
+
 // `alert list`: the store's alerts, for the operator.
 void AddAlertCommands(CLI::App& app, Parsed& p) {
   CLI::App* alert = app.add_subcommand("alert", "alerts the orchestrator raised");
@@ -321,7 +334,8 @@ void AddTlsCommands(CLI::App& app, Parsed& p) {
 
 void AddGlobalOptions(CLI::App& app, Parsed& p) {
   app.add_option("--server", p.global.server,
-                 "orchestrator address host:port (default $APOLLO_SERVER, else 127.0.0.1:7011)");
+                 "orchestrator address host:port, or each replica's separated by commas, tried in "
+                 "order (default $APOLLO_SERVER, else 127.0.0.1:7011)");
   app.add_option("--output,-o", p.global.output, "text or json")
       ->check(CLI::IsMember({"text", "json"}));
   app.add_option("--timeout", p.global.timeout_s, "RPC deadline in seconds (default 10)")
@@ -411,6 +425,7 @@ int Run(const std::vector<std::string>& args, const CliEnv& env, std::ostream& o
   });
 
   AddBusCommands(app, p);
+  AddClusterCommands(app, p);
   AddAlertCommands(app, p);
   AddAclCommands(app, p);
   AddTlsCommands(app, p);
@@ -436,6 +451,13 @@ int Run(const std::vector<std::string>& args, const CliEnv& env, std::ostream& o
   if (p.global.server.empty()) {
     err << "apollo-cli: --server: empty address\n";
     return kExitUsage;
+  }
+  for (const std::string& s : SplitServers(p.global.server)) {
+    if (s.empty()) {
+      err << "apollo-cli: --server: empty address in '" << OneLine(p.global.server)
+          << "' (separate replicas' addresses with single commas)\n";
+      return kExitUsage;
+    }
   }
   int code = kExitOk;
   std::optional<tls::TlsMaterial> tls_files = ClientTls(p.global, err, &code);

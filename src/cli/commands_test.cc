@@ -76,6 +76,41 @@ TEST_F(CliCommandsTest, ServerFromEnvironmentAndFlagOverridesIt) {
   EXPECT_EQ(flag_wins.code, 0) << flag_wins.err;
 }
 
+// Replicas: --server a,b,c (or $APOLLO_SERVER) tries them in order while
+// they cannot be reached; any other answer is final.
+TEST_F(CliCommandsTest, SeveralServersAreTriedInOrderUntilOneAnswers) {
+  AddTask(MakeTask("t", "SUCCEEDED", {{"n", "SUCCEEDED"}}));
+  DeadAddress dead1, dead2;
+  CliRun r =
+      Cli({"task", "status", "--task-id", "t"}, {}, dead1.str() + "," + dead2.str() + "," + addr_);
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(r.err, "");
+  EXPECT_THAT(r.out, StartsWith("task t: SUCCEEDED"));
+  CliRun from_env = Cli({"node", "list"}, CliEnv{dead1.str() + ", " + addr_});
+  EXPECT_EQ(from_env.code, 0) << from_env.err;
+  CliRun watch = Cli({"task", "watch", "--task-id", "t"}, {}, dead1.str() + "," + addr_);
+  EXPECT_EQ(watch.code, 0) << watch.err;
+  // The first address answers "no such task": that is the answer.
+  CliRun missing = Cli({"task", "status", "--task-id", "nope"}, {}, addr_ + "," + dead1.str());
+  EXPECT_EQ(missing.err, "apollo-cli: no task 'nope'\n");
+}
+
+TEST_F(CliCommandsTest, NoServerReachableNamesThemAll) {
+  DeadAddress a, b;
+  const std::string both = a.str() + "," + b.str();
+  for (std::vector<std::string> args :
+       {std::vector<std::string>{"node", "list"}, {"task", "watch", "--task-id", "x"}}) {
+    CliRun r = Cli(args, {}, both);
+    ExpectOneErrorLine(r);
+    EXPECT_THAT(r.err, StartsWith("apollo-cli: cannot reach the orchestrator at any of " + a.str() +
+                                  ", " + b.str() + ": "));
+    EXPECT_EQ(r.out, "");
+  }
+  CliRun gap = Cli({"node", "list"}, {}, a.str() + ",," + addr_);
+  EXPECT_EQ(gap.code, 2);
+  EXPECT_THAT(gap.err, StartsWith("apollo-cli: --server: empty address in '"));
+}
+
 TEST_F(CliCommandsTest, ListPassesFiltersAndPrintsTable) {
   AddTask(MakeTask("a", "FAILED", {}));
   AddTask(MakeTask("b", "SUCCEEDED", {}));

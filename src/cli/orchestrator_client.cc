@@ -10,10 +10,30 @@
 #include "cli/rpc_error.h"
 
 namespace apollo::cli {
+namespace {
 
-OrchestratorClient::OrchestratorClient(std::string server, double timeout_s,
+// How long a replica that is not the last one left may take to connect
+// before the next is tried (a TCP and TLS handshake on a LAN: milliseconds).
+constexpr std::chrono::seconds kConnectWait(3);
+
+}  // namespace
+
+std::vector<std::string> SplitServers(std::string_view servers) {
+  std::vector<std::string> out;
+  for (;;) {
+    size_t comma = servers.find(',');
+    std::string_view part = servers.substr(0, comma);
+    while (!part.empty() && (part.front() == ' ' || part.front() == '\t')) part.remove_prefix(1);
+    while (!part.empty() && (part.back() == ' ' || part.back() == '\t')) part.remove_suffix(1);
+    out.emplace_back(part);
+    if (comma == std::string_view::npos) return out;
+    servers.remove_prefix(comma + 1);
+  }
+}
+
+OrchestratorClient::OrchestratorClient(const std::string& servers, double timeout_s,
                                        const std::optional<tls::TlsMaterial>& tls)
-    : server_(std::move(server)), timeout_s_(timeout_s), tls_(tls.has_value()) {
+    : timeout_s_(timeout_s), tls_(tls.has_value()) {
   grpc::ChannelArguments args;
   // The CLI makes one call and exits: gRPC's transparent retries would only
   // hide an unreachable server behind the deadline.
@@ -26,8 +46,48 @@ OrchestratorClient::OrchestratorClient(std::string server, double timeout_s,
     o.pem_private_key = tls->key_pem;
     creds = grpc::SslCredentials(o);
   }
-  channel_ = grpc::CreateCustomChannel(server_, creds, args);
-  stub_ = v1::Orchestrator::NewStub(channel_);
+  // A channel per address; none connects before its first call, so the
+  // replicas after the one that answers cost nothing.
+  for (std::string& address : SplitServers(servers)) {
+    Endpoint e;
+    e.address = std::move(address);
+    e.channel = grpc::CreateCustomChannel(e.address, creds, args);
+    e.stub = v1::Orchestrator::NewStub(e.channel);
+    endpoints_.push_back(std::move(e));
+  }
+  stub_ = endpoints_[current_].stub.get();
+}
+
+bool OrchestratorClient::Unreachable(const grpc::Status& s) const {
+  if (s.error_code() != grpc::StatusCode::UNAVAILABLE &&
+      s.error_code() != grpc::StatusCode::DEADLINE_EXCEEDED) {
+    return false;
+  }
+  // A server's own UNAVAILABLE (its store is down, say) comes over a ready
+  // channel: that is its answer, not a reason to ask another replica.
+  return endpoints_[current_].channel->GetState(false) != GRPC_CHANNEL_READY;
+}
+
+void OrchestratorClient::Advance() {
+  current_ = (current_ + 1) % endpoints_.size();
+  stub_ = endpoints_[current_].stub.get();
+}
+
+bool OrchestratorClient::Connect() const {
+  grpc::Channel& channel = *endpoints_[current_].channel;
+  auto wait = std::chrono::duration_cast<std::chrono::system_clock::duration>(kConnectWait);
+  if (timeout_s_ > 0 && timeout_s_ < static_cast<double>(kConnectWait.count())) {
+    wait = std::chrono::duration_cast<std::chrono::system_clock::duration>(
+        std::chrono::duration<double>(timeout_s_));
+  }
+  const auto deadline = std::chrono::system_clock::now() + wait;
+  grpc_connectivity_state state = channel.GetState(/*try_to_connect=*/true);
+  while (state != GRPC_CHANNEL_READY) {
+    if (state == GRPC_CHANNEL_TRANSIENT_FAILURE || state == GRPC_CHANNEL_SHUTDOWN) return false;
+    if (!channel.WaitForStateChange(state, deadline)) return false;  // the wait is over
+    state = channel.GetState(/*try_to_connect=*/true);
+  }
+  return true;
 }
 
 void OrchestratorClient::Prepare(grpc::ClientContext& ctx, double deadline_s) const {
@@ -43,11 +103,16 @@ void OrchestratorClient::Prepare(grpc::ClientContext& ctx, double deadline_s) co
 }
 
 Status OrchestratorClient::Fail(const grpc::Status& s, const std::string& task_id,
-                                double deadline_s) const {
+                                double deadline_s, bool all_unreachable) const {
   RpcCallInfo info;
-  info.server = server_;
+  info.server = server();
+  if (all_unreachable) {
+    std::vector<std::string> all;
+    for (const Endpoint& e : endpoints_) all.push_back(e.address);
+    info.server = ServersPhrase(all);
+  }
   info.task_id = task_id;
-  info.channel_was_ready = channel_->GetState(false) == GRPC_CHANNEL_READY;
+  info.channel_was_ready = endpoints_[current_].channel->GetState(false) == GRPC_CHANNEL_READY;
   info.timeout_s = deadline_s;
   Status st = DescribeRpcError(s, info);
   // A refused handshake looks like an unreachable server: say what to check.
@@ -63,12 +128,24 @@ Status OrchestratorClient::Fail(const grpc::Status& s, const std::string& task_i
 
 template <typename Resp, typename Invoke>
 Result<Resp> OrchestratorClient::Call(const std::string& task_id, Invoke invoke) {
-  grpc::ClientContext ctx;
-  Prepare(ctx, timeout_s_);
-  Resp resp;
-  grpc::Status s = invoke(ctx, resp);
-  if (!s.ok()) return Fail(s, task_id, timeout_s_);
-  return resp;
+  // Each address at most once, starting at the one that answered last.
+  for (size_t tried = 1;; ++tried) {
+    const bool last = tried >= endpoints_.size();
+    if (!last && !Connect()) {
+      Advance();
+      continue;
+    }
+    grpc::ClientContext ctx;
+    Prepare(ctx, timeout_s_);
+    Resp resp;
+    grpc::Status s = invoke(ctx, resp);  // on stub_: the current address
+    if (s.ok()) return resp;
+    const bool unreachable = Unreachable(s);
+    if (!unreachable || last) {
+      return Fail(s, task_id, timeout_s_, unreachable && endpoints_.size() > 1);
+    }
+    Advance();
+  }
 }
 
 Result<v1::SubmitTasksResponse> OrchestratorClient::SubmitTasks(const v1::SubmitTasksRequest& req) {
@@ -203,44 +280,70 @@ Result<v1::TaskEventsResponse> OrchestratorClient::TaskEvents(const std::string&
 
 Status OrchestratorClient::WatchTask(const std::string& task_id, double max_wait_s,
                                      const std::function<bool(const v1::Task&)>& on_update) {
-  grpc::ClientContext ctx;
-  Prepare(ctx, max_wait_s);
   v1::WatchTaskRequest req;
   req.set_task_id(task_id);
-  std::unique_ptr<grpc::ClientReader<v1::Task>> reader = stub_->WatchTask(&ctx, req);
-  v1::Task task;
-  while (reader->Read(&task)) {
-    if (!on_update(task)) {
-      // Done by our own choice: cancel so Finish() does not wait for the
-      // server to close the stream.
-      ctx.TryCancel();
-      (void)reader->Finish();
-      return Status::Ok();
+  for (size_t tried = 1;; ++tried) {
+    const bool last = tried >= endpoints_.size();
+    if (!last && !Connect()) {
+      Advance();
+      continue;
     }
+    grpc::ClientContext ctx;
+    Prepare(ctx, max_wait_s);
+    std::unique_ptr<grpc::ClientReader<v1::Task>> reader = stub_->WatchTask(&ctx, req);
+    v1::Task task;
+    bool received = false;  // once an update was shown, no other address
+    while (reader->Read(&task)) {
+      received = true;
+      if (!on_update(task)) {
+        // Done by our own choice: cancel so Finish() does not wait for the
+        // server to close the stream.
+        ctx.TryCancel();
+        (void)reader->Finish();
+        return Status::Ok();
+      }
+    }
+    grpc::Status s = reader->Finish();
+    if (s.ok()) return Status::Ok();
+    const bool unreachable = !received && Unreachable(s);
+    if (!unreachable || last) {
+      return Fail(s, task_id, max_wait_s, unreachable && endpoints_.size() > 1);
+    }
+    Advance();
   }
-  grpc::Status s = reader->Finish();
-  if (!s.ok()) return Fail(s, task_id, max_wait_s);
-  return Status::Ok();
 }
 
 Status OrchestratorClient::BackupStore(
     const std::function<Status(const v1::BackupChunk&)>& on_chunk) {
-  grpc::ClientContext ctx;
   const double deadline_s = std::max(timeout_s_, 3600.0);
-  Prepare(ctx, deadline_s);
   v1::BackupStoreRequest req;
-  std::unique_ptr<grpc::ClientReader<v1::BackupChunk>> reader = stub_->BackupStore(&ctx, req);
-  v1::BackupChunk chunk;
-  while (reader->Read(&chunk)) {
-    if (Status s = on_chunk(chunk); !s.ok()) {
-      ctx.TryCancel();
-      (void)reader->Finish();
-      return s;
+  for (size_t tried = 1;; ++tried) {
+    const bool last = tried >= endpoints_.size();
+    if (!last && !Connect()) {
+      Advance();
+      continue;
     }
+    grpc::ClientContext ctx;
+    Prepare(ctx, deadline_s);
+    std::unique_ptr<grpc::ClientReader<v1::BackupChunk>> reader = stub_->BackupStore(&ctx, req);
+    v1::BackupChunk chunk;
+    bool received = false;  // once a chunk was written, no other address
+    while (reader->Read(&chunk)) {
+      received = true;
+      if (Status s = on_chunk(chunk); !s.ok()) {
+        ctx.TryCancel();
+        (void)reader->Finish();
+        return s;
+      }
+    }
+    grpc::Status s = reader->Finish();
+    if (s.ok()) return Status::Ok();
+    const bool unreachable = !received && Unreachable(s);
+    if (!unreachable || last) {
+      return Fail(s, "", deadline_s, unreachable && endpoints_.size() > 1);
+    }
+    Advance();
   }
-  grpc::Status s = reader->Finish();
-  if (!s.ok()) return Fail(s, "", deadline_s);
-  return Status::Ok();
 }
 
 Result<v1::CreateTokenResponse> OrchestratorClient::BootstrapAcl(const std::string& name) {
@@ -271,6 +374,12 @@ Result<v1::RevokeTokenResponse> OrchestratorClient::RevokeToken(const std::strin
 Result<v1::ListAuditResponse> OrchestratorClient::ListAudit(const v1::ListAuditRequest& req) {
   return Call<v1::ListAuditResponse>(
       "", [&](auto& ctx, auto& resp) { return stub_->ListAudit(&ctx, req, &resp); });
+}
+
+Result<v1::ClusterStatusResponse> OrchestratorClient::ClusterStatus() {
+  v1::ClusterStatusRequest req;
+  return Call<v1::ClusterStatusResponse>(
+      "", [&](auto& ctx, auto& resp) { return stub_->ClusterStatus(&ctx, req, &resp); });
 }
 
 }  // namespace apollo::cli

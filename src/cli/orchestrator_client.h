@@ -10,6 +10,18 @@
 //
 // Token: set_token() sends it with every call (the orchestrator's ACL).
 //
+// Replicas (docs/replicas.md): given several addresses, a call goes to the
+// first; when it fails because that address cannot be reached (UNAVAILABLE,
+// or the deadline passing, before any connection was made: the request
+// never left), the same call is made to the next, and so on. Any other
+// error is the answer. Before calling an address that is not connected and
+// is not the last left, the client waits at most kConnectWait (3 s) for it
+// to connect, so a replica that accepts TCP but never answers (stopped, or
+// its machine gone) costs seconds, not the whole deadline. Every replica
+// serves the operator API, so the one that answers is kept for the
+// following calls. All unreachable: "cannot reach the orchestrator at any of
+// a, b, c: <the last error>". One address: exactly as before replicas.
+//
 // TLS: given the operator's TLS files the channel is mutual TLS (the
 // orchestrator's certificate must chain to the CA and name the address
 // dialled); otherwise plaintext.
@@ -22,6 +34,8 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include "apollo/v1/api.grpc.pb.h"
 #include "core/status.h"
@@ -31,9 +45,10 @@ namespace apollo::cli {
 
 class OrchestratorClient {
  public:
-  // Never blocks: the channel connects on the first call. `tls`: mutual TLS
-  // with these files (LoadTlsMaterial checked them); nullopt: plaintext.
-  OrchestratorClient(std::string server, double timeout_s,
+  // Never blocks: a channel connects on its first call. `servers`: one
+  // host:port, or several separated by commas (SplitServers). `tls`: mutual
+  // TLS with these files (LoadTlsMaterial checked them); nullopt: plaintext.
+  OrchestratorClient(const std::string& servers, double timeout_s,
                      const std::optional<tls::TlsMaterial>& tls = std::nullopt);
 
   Result<v1::SubmitTasksResponse> SubmitTasks(const v1::SubmitTasksRequest& req);
@@ -62,6 +77,7 @@ class OrchestratorClient {
   Result<v1::ListTokensResponse> ListTokens();
   Result<v1::RevokeTokenResponse> RevokeToken(const std::string& name);
   Result<v1::ListAuditResponse> ListAudit(const v1::ListAuditRequest& req);
+  Result<v1::ClusterStatusResponse> ClusterStatus();
 
   // The operator token sent with every call (`authorization: Bearer`);
   // empty: none.
@@ -79,24 +95,50 @@ class OrchestratorClient {
   // The deadline is the longer of --timeout and an hour (a large store).
   Status BackupStore(const std::function<Status(const v1::BackupChunk&)>& on_chunk);
 
-  const std::string& server() const { return server_; }
+  // The address calls go to now (the one that last answered).
+  const std::string& server() const { return endpoints_[current_].address; }
 
  private:
+  // One orchestrator address and its channel.
+  struct Endpoint {
+    std::string address;
+    std::shared_ptr<grpc::Channel> channel;  // shared: gRPC's own ownership model
+    std::unique_ptr<v1::Orchestrator::Stub> stub;
+  };
+
   // Sets the deadline (if > 0) and fail-fast on `ctx`.
   void Prepare(grpc::ClientContext& ctx, double deadline_s) const;
-  // One unary call: `invoke(ctx, resp)` performs it; `task_id` (may be
-  // empty) words a NOT_FOUND. Defined and instantiated in the .cc only.
+  // One unary call: `invoke(ctx, resp)` performs it on stub_ (the current
+  // address's); `task_id` (may be empty) words a NOT_FOUND. Defined and
+  // instantiated in the .cc only.
   template <typename Resp, typename Invoke>
   Result<Resp> Call(const std::string& task_id, Invoke invoke);
+  // True when `s` failed the call because the current address could not be
+  // reached: UNAVAILABLE or DEADLINE_EXCEEDED while its channel had no
+  // connection, so the request never reached a server.
+  bool Unreachable(const grpc::Status& s) const;
+  // Calls go to the next address from now on.
+  void Advance();
+  // Whether the current address's channel is connected, or connects within
+  // kConnectWait (capped at the call's deadline); false at once when the
+  // connection is refused.
+  bool Connect() const;
   // The Status for a failed call about `task_id` (may be empty).
-  Status Fail(const grpc::Status& s, const std::string& task_id, double deadline_s) const;
+  // `all_unreachable`: every address was tried and none could be reached.
+  Status Fail(const grpc::Status& s, const std::string& task_id, double deadline_s,
+              bool all_unreachable = false) const;
 
-  std::string server_;
+  std::vector<Endpoint> endpoints_;         // never empty
+  size_t current_ = 0;                      // the address calls go to
+  v1::Orchestrator::Stub* stub_ = nullptr;  // endpoints_[current_].stub
   double timeout_s_;
   bool tls_;
   std::string token_;
-  std::shared_ptr<grpc::Channel> channel_;  // shared: gRPC's own ownership model
-  std::unique_ptr<v1::Orchestrator::Stub> stub_;
 };
+
+// "a:7011, b:7011,c:7011" -> {"a:7011", "b:7011", "c:7011"}: --server and
+// $APOLLO_SERVER, blanks around each address trimmed. Empty entries are
+// kept ("" for "a,,b"), for the caller to refuse.
+std::vector<std::string> SplitServers(std::string_view servers);
 
 }  // namespace apollo::cli

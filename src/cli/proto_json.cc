@@ -84,7 +84,9 @@ json HistoryToJson(const std::string& task_id, const v1::TaskEventsResponse& res
                        {"version", e.version()},
                        {"attempt", e.attempt()},
                        {"cause", e.cause()},
-                       {"detail", e.detail()}});
+                       {"detail", e.detail()},
+                       {"id", e.id()},
+                       {"epoch", e.epoch()}});
   }
   return {{"task_id", task_id}, {"entries", std::move(entries)}};
 }

@@ -14,6 +14,13 @@ std::string OneLine(std::string_view text) {
   return out;
 }
 
+std::string ServersPhrase(const std::vector<std::string>& servers) {
+  if (servers.size() == 1) return servers.front();
+  std::string out;
+  for (const std::string& s : servers) out += (out.empty() ? "any of " : ", ") + s;
+  return out;
+}
+
 namespace {
 
 std::string Seconds(double s) {

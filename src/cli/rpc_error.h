@@ -7,13 +7,16 @@
 
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "core/status.h"
 
 namespace apollo::cli {
 
 struct RpcCallInfo {
-  std::string server;              // the address dialled, e.g. "127.0.0.1:7011"
+  // The address dialled, e.g. "127.0.0.1:7011"; when several replicas were
+  // tried and none could be reached, ServersPhrase of them all.
+  std::string server;
   std::string task_id;             // the task the call was about; empty if none
   bool channel_was_ready = false;  // the channel had connected when the call failed
   double timeout_s = 0;            // the deadline the call had, for the message
@@ -29,6 +32,11 @@ struct RpcCallInfo {
 //   anything else      -> the server's message (or the code's name if empty)
 // Precondition: !s.ok().
 Status DescribeRpcError(const grpc::Status& s, const RpcCallInfo& info);
+
+// How messages name the orchestrator addresses a call tried: the address
+// itself for one, "any of a:7011, b:7011, c:7011" for several (so "cannot
+// reach the orchestrator at any of a, b, c: <last error>").
+std::string ServersPhrase(const std::vector<std::string>& servers);
 
 // `text` with every control character (newlines included) replaced by a
 // space, so a server-supplied string can never break a line or a table, nor

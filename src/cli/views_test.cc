@@ -215,6 +215,14 @@ TEST(CliDescribeRpcError, OperatorWording) {
             "the orchestrator answered INTERNAL");
 }
 
+TEST(CliDescribeRpcError, SeveralReplicasNoneReachable) {
+  EXPECT_EQ(ServersPhrase({"127.0.0.1:7011"}), "127.0.0.1:7011");
+  RpcCallInfo info{ServersPhrase({"a:7011", "b:7011", "c:7011"}), "", false, 10};
+  EXPECT_EQ(info.server, "any of a:7011, b:7011, c:7011");
+  EXPECT_EQ(DescribeRpcError({grpc::StatusCode::UNAVAILABLE, "Connection refused"}, info).message(),
+            "cannot reach the orchestrator at any of a:7011, b:7011, c:7011: Connection refused");
+}
+
 v1::Task WithStates(const std::string& rollup, std::vector<std::string> states) {
   v1::Task t;
   t.set_task_id("w");

@@ -66,6 +66,7 @@ std::map<std::string, std::pair<Role, Call>> Table() {
       {"ListDeadLetters", {Role::kViewer, Unary(&Stub::ListDeadLetters)}},
       {"GetDeadLetter", {Role::kViewer, Unary(&Stub::GetDeadLetter)}},
       {"BusStatus", {Role::kViewer, Unary(&Stub::BusStatus)}},
+      {"ClusterStatus", {Role::kViewer, Unary(&Stub::ClusterStatus)}},
       {"ListAlerts", {Role::kViewer, Unary(&Stub::ListAlerts)}},
       {"Reconcile --dry-run", {Role::kViewer, Unary(&Stub::Reconcile, check)}},
       {"SubmitTasks --dry-run", {Role::kOperator, Unary(&Stub::SubmitTasks, dry)}},

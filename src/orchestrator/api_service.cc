@@ -399,6 +399,8 @@ grpc::Status ApiService::TaskEvents(grpc::ServerContext* ctx,
     e->set_cause(cause);
     e->set_detail(h.detail);
     e->set_at_us(ToUnixMicros(h.at));
+    e->set_id(h.id);
+    e->set_epoch(h.epoch);
   }
   return grpc::Status::OK;
 }

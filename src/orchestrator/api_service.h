@@ -111,6 +111,9 @@ class ApiService final : public apollo::v1::Orchestrator::Service {
   void SetStoreUrl(std::string url) { store_url_ = std::move(url); }
   grpc::Status BackupStore(grpc::ServerContext*, const apollo::v1::BackupStoreRequest* req,
                            grpc::ServerWriter<apollo::v1::BackupChunk>* writer) override;
+  // Replicas and the leader lease (cluster_api.cc).
+  grpc::Status ClusterStatus(grpc::ServerContext*, const apollo::v1::ClusterStatusRequest* req,
+                             apollo::v1::ClusterStatusResponse* resp) override;
 
  private:
   grpc::Status LoadTask(const std::string& task_id, apollo::v1::Task* out);

@@ -69,6 +69,10 @@ void Orchestrator::DispatchLoop() {
       if (stop_) return;
       kicked_ = false;
     }
+    // A follower dispatches nothing: the due work is the leader's.
+    if (!Leads()) continue;
+    // Every write of the pass is the leader's, fenced by its epoch.
+    LeaderScope fenced(leadership_);
     // A full pass means more may be due right away.
     while (DispatchPass() >= static_cast<size_t>(options_.due_batch)) {
       std::lock_guard<std::mutex> lock(loop_mu_);
@@ -164,6 +168,11 @@ void Orchestrator::CommitStaged(Pass& pass) {
       }
       if (s.on_applied) s.on_applied(pass.out);
     }
+  } else if (r.status().code() == StatusCode::kFailedPrecondition &&
+             r.status().message().starts_with("fenced")) {
+    // Fenced (store/lease.h): another replica leads now; nothing of the
+    // chunk was written. The lease thread steps this one down.
+    Alert("the store refused this replica's dispatch writes: " + r.status().message());
   }
   pass.staged.clear();
   SendOutbox(pass.out);

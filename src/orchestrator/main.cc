@@ -1,13 +1,19 @@
 // bin/orchestrator: the center. One gRPC port serves both the agent gateway
 // and the operator API.
 #include <curl/curl.h>
+#include <dirent.h>
+#include <fcntl.h>
 #include <grpcpp/grpcpp.h>
 #include <signal.h>
 #include <sys/resource.h>
+#include <unistd.h>
 
 #include <CLI/CLI.hpp>
+#include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <iostream>
+#include <optional>
 #include <sstream>
 #include <thread>
 
@@ -20,11 +26,13 @@
 #include "orchestrator/api_service.h"
 #include "orchestrator/gateway_service.h"
 #include "orchestrator/http/orchestrator_http.h"
+#include "orchestrator/leadership.h"
 #include "orchestrator/metrics/metered_store.h"
 #include "orchestrator/orchestrator.h"
 #include "orchestrator/orchestrator_config.h"
 #include "orchestrator/retention_runner.h"
 #include "orchestrator/runtime_options.h"
+#include "orchestrator/store_lock.h"
 #include "store/open_store.h"
 #ifdef APOLLO_TEST_HOOKS
 #include "store/testing/test_switches_env.h"
@@ -75,11 +83,58 @@ std::shared_ptr<grpc::ServerCredentials> PortCredentials(const OrchestratorConfi
   return grpc::SslServerCredentials(options);
 }
 
+// The arguments this process started with: a deposed leader runs them
+// again (RestartAsFollower).
+char** g_argv = nullptr;
+
+// A leader that lost its lease holds memory (sessions, caches, in-flight
+// work) that may be stale: it starts over as a follower, the same process
+// (pid, arguments, log) with nothing carried over. Its writes in flight are
+// refused by the store anyway (fenced).
+[[noreturn]] void RestartAsFollower(const std::string& why) {
+  apollo::log::Error("stepping down: " + why + "; restarting as a follower");
+  // Every descriptor but stdin, stdout and stderr closes at the exec, whether
+  // or not its library asked for that: a listening socket carried over would
+  // share the port (SO_REUSEPORT) with the new image and take its agents.
+  if (DIR* fds = opendir("/proc/self/fd")) {
+    while (dirent* e = readdir(fds)) {
+      const int fd = std::atoi(e->d_name);
+      if (fd > 2 && fd != dirfd(fds)) fcntl(fd, F_SETFD, FD_CLOEXEC);
+    }
+    closedir(fds);
+  }
+  execv("/proc/self/exe", g_argv);
+  apollo::log::Error(Msg("cannot restart (", std::strerror(errno), "): exiting"));
+  _exit(3);
+}
+
+// This host's name, for a default replica id and advertised address.
+std::string HostName() {
+  char buf[256] = {};
+  if (gethostname(buf, sizeof(buf) - 1) != 0 || buf[0] == '\0') return "localhost";
+  return buf;
+}
+
 int Run(const OrchestratorConfig& config) {
   apollo::RealClock clock;
   std::shared_ptr<grpc::ServerCredentials> credentials = PortCredentials(config, clock);
   if (!credentials) return 2;
   MakeStoreDir(config.store);
+  // SQLite: one orchestrator per store file; PostgreSQL: any number of
+  // replicas, one leading at a time (leadership.h).
+  const bool single = config.store.rfind("sqlite://", 0) == 0;
+  std::optional<apollo::orchestrator::StoreLock> store_lock;
+  if (single) {
+    auto lock = apollo::orchestrator::StoreLock::Take(
+        config.store.substr(std::string_view("sqlite://").size()),
+        Msg("pid ", getpid(),
+            config.listen.port != 0 ? ", listening on " + config.listen.ToString() : ""));
+    if (!lock.ok()) {
+      apollo::log::Error(lock.status().message());
+      return 2;
+    }
+    store_lock.emplace(std::move(*lock));
+  }
   apollo::orchestrator::RuntimeOptions runtime = apollo::orchestrator::DeriveRuntimeOptions(config);
   auto store = apollo::store::OpenStateStore(config.store, runtime.store, clock);
   if (!store.ok()) {
@@ -107,6 +162,9 @@ int Run(const OrchestratorConfig& config) {
   brain.SetCallbackNotifier(&callbacks);
   // The event bus (config `bus`): agent events reach the store through it.
   apollo::bus::BusOptions& bus_options = runtime.bus;
+  // Replicas share NATS's durable consumers: only the leader consumes (its
+  // sessions publish, and it waits for their commits), from its election.
+  if (!single && config.bus != apollo::orchestrator::kEmbeddedBus) bus_options.consume = false;
   // Logged, and kept as an alert row (apollo-cli alert list --kind dead_letter).
   bus_options.on_alert = [alerts = &st, &alert_notifier](const apollo::bus::BusAlert& a) {
     apollo::log::Alert(Msg("dead letter ", a.event_id, " (task ", a.task_id, ", ", a.deliveries,
@@ -135,6 +193,22 @@ int Run(const OrchestratorConfig& config) {
     return 1;
   }
   brain.SetEventBus(bus->get());
+  // Who leads (leadership.h): started once the server listens.
+  apollo::orchestrator::LeadershipOptions lead;
+  lead.single = single;
+  lead.ttl = config.replication.lease_ttl;
+  lead.log = [](const std::string& line) { apollo::log::Info(line); };
+  lead.on_elected = [&](int64_t) {
+    if (apollo::Status s = (*bus)->StartConsumers(); !s.ok()) {
+      apollo::log::Error(Msg("cannot start consuming events: ", s.message()));
+    }
+    alert_notifier.Start();
+    retention_runner.Start();
+    brain.Kick();
+  };
+  lead.on_deposed = [](const std::string& why) { RestartAsFollower(why); };
+  apollo::orchestrator::Leadership leadership(lead, st, clock);
+  brain.SetLeadership(&leadership);
   runtime.gateway.log = [](const std::string& line) { apollo::log::Info(line); };
   apollo::orchestrator::GatewayService gateway(brain, clock, runtime.gateway);  // `limits:` bounds
   // Operator tokens and the audit trail (access_control.h).
@@ -214,10 +288,20 @@ int Run(const OrchestratorConfig& config) {
   }
   brain.Start();
   callbacks.Start();
-  alert_notifier.Start();
-  retention_runner.Start();
+  // This replica's name and where agents reach it.
+  const apollo::HostPort advertised = config.replication.advertise.value_or(apollo::HostPort{
+      (config.listen.host == "0.0.0.0" || config.listen.host == "::") ? HostName()
+                                                                      : config.listen.host,
+      static_cast<uint16_t>(port)});
+  const std::string replica_id = !config.replication.replica_id.empty()
+                                     ? config.replication.replica_id
+                                     : HostName() + ":" + std::to_string(port);
+  leadership.Start(replica_id, advertised.ToString());
   apollo::log::Info(Msg("release ", apollo::kVersion, ", listening on ", config.listen.host, ":",
                         port, ", store ", config.store, ", bus ", config.bus,
+                        (single ? ""
+                                : ", replica " + replica_id + " (" +
+                                      (leadership.leader() ? "leader" : "follower") + ")"),
                         (config.tls.complete() ? ", mutual TLS" : ", plaintext (no TLS)"),
                         (access.enabled() ? ", operator tokens required"
                                           : ", no operator tokens (anyone "
@@ -233,6 +317,7 @@ int Run(const OrchestratorConfig& config) {
   apollo::log::Info(Msg((sig == SIGINT ? "SIGINT" : "SIGTERM"),
                         ", shutting down (in-flight commits finish; agents will reconnect)"));
   if (http) http->Stop();
+  leadership.Stop();  // a follower takes over now, not after the lease
   server->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(5));
   retention_runner.Stop();
   brain.Stop();
@@ -245,6 +330,7 @@ int Run(const OrchestratorConfig& config) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  g_argv = argv;
   // One socket per agent: lift the soft limit on open files to the hard one
   // (often 1,024 soft against far more hard), so a fleet of thousands is
   // not refused for want of descriptors.
@@ -278,6 +364,12 @@ int main(int argc, char** argv) {
   app.add_option("--http-listen", overrides.http_listen,
                  "host:port of the HTTP server (/metrics, /healthz, JSON API; default "
                  "127.0.0.1:7080), or off");
+  app.add_option("--replica-id", overrides.replica_id,
+                 "this orchestrator's name among several sharing a PostgreSQL store (default: "
+                 "host name:port)");
+  app.add_option("--advertise", overrides.advertise,
+                 "host:port where agents and operators reach this replica (default: the listen "
+                 "address)");
   app.add_option("--log-format", overrides.log_format,
                  "text (default) or json: one JSON object per log line, with task_id, node_id, "
                  "attempt when the line is about a task");

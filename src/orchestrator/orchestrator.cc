@@ -162,6 +162,7 @@ Result<std::vector<DriftItem>> Orchestrator::DriftOf(const NodeSnapshot& snapsho
 
 Result<Orchestrator::ReconcileOutcome> Orchestrator::Reconcile(const std::string& node_id,
                                                                bool dry_run) {
+  LeaderScope fenced(leadership_);  // repairs are the leader's work
   std::vector<NodeSnapshot> snapshots;
   ReconcileOutcome out;
   {
@@ -240,6 +241,19 @@ grpc::Status Orchestrator::OnHello(const std::shared_ptr<SessionHandle>& handle,
   if (hello.node_id().empty()) {
     return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, "Hello without node_id");
   }
+  if (!Leads()) {
+    // The details name the leader's address for the agent (agents go to the
+    // leader: it owns their sessions, their events and their dispatch).
+    const std::string id = leadership_->leader_id();
+    const std::string address = leadership_->leader_address();
+    return grpc::Status(grpc::StatusCode::UNAVAILABLE,
+                        "replica " + leadership_->replica_id() + " is not the leader; " +
+                            (id.empty() ? "no leader is known yet, try again shortly"
+                                        : "the leader is " + id + " at " + address),
+                        address);
+  }
+  // Registering the node and its following rows is the leader's work.
+  LeaderScope fenced(leadership_);
   const TimePoint hello_started = clock_.Now();
   if (!Admit(handle.get())) {
     // The details carry the retry-after in milliseconds for the agent.
@@ -448,6 +462,7 @@ void Orchestrator::FlushHeartbeats(bool force) {
 
 void Orchestrator::OnSnapshot(const std::shared_ptr<SessionHandle>& handle,
                               const apollo::v1::Snapshot& pb) {
+  LeaderScope fenced(leadership_);  // repairs are the leader's work
   const TimePoint started = clock_.Now();
   NodeSnapshot snap;
   snap.node_id = handle->node_id();

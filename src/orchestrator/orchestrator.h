@@ -33,6 +33,7 @@
 #include "orchestrator/agent_session.h"
 #include "orchestrator/callback_notifier.h"
 #include "orchestrator/concurrency_limit.h"
+#include "orchestrator/leadership.h"
 #include "orchestrator/overload.h"
 #include "orchestrator/reconciler.h"
 #include "orchestrator/rollout_plan.h"
@@ -117,6 +118,15 @@ class Orchestrator final : public SessionHost {
   // Orchestrator) instead of straight into the store. Call before Start().
   // EventAck still waits for the store commit: the bus reports it.
   void SetEventBus(bus::EventBus* bus) { bus_ = bus; }
+
+  // Several orchestrators (leadership.h): with one set, only the leader
+  // accepts agents and dispatches, and its writes for the work it owns are
+  // fenced by its epoch; a follower refuses a Hello and names the leader.
+  // Without (tests), this orchestrator leads alone. Call before Start().
+  void SetLeadership(const Leadership* leadership) { leadership_ = leadership; }
+  // Not a follower: leads, or runs alone.
+  bool Leads() const { return !leadership_ || leadership_->leader(); }
+  const Leadership* leadership() const { return leadership_; }
 
   // Wakes the dispatch loop now (a submission, a new session, a commit).
   void Kick();
@@ -352,6 +362,7 @@ class Orchestrator final : public SessionHost {
   const Clock& clock_;
   TaskIdGenerator ids_;
   CallbackNotifier* callbacks_ = nullptr;  // optional (SetCallbackNotifier); set before Start
+  const Leadership* leadership_ = nullptr;  // optional (SetLeadership); set before Start
 
   mutable std::mutex mu_;
   std::map<std::string, std::shared_ptr<SessionHandle>> sessions_;  // guarded by mu_

@@ -42,6 +42,7 @@ const std::vector<std::string_view> kFields = {"listen",
                                                "alerts",
                                                "limits",
                                                "http",
+                                               "replication",
                                                "log_format"};
 const std::vector<std::string_view> kPresetFields = {"max_retries", "initial_interval",
                                                      "max_interval", "backoff", "jitter"};
@@ -100,6 +101,8 @@ class OrchestratorParser {
   }
   // The `http` block: listen (host:port, or off / ""), threads, ui_dir.
   bool Http(const Field& f);
+  // The `replication` block: replica_id, advertise, lease_ttl.
+  bool Replication(const Field& f);
   // The `tls` block: cert, key, ca paths, all three or none.
   bool Tls(const Field& f);
   // The `alerts` block: webhook_url (http/https), headers, timeout, attempts.
@@ -210,6 +213,7 @@ bool OrchestratorParser::Value(const Field& f) {
                        {"session_outbound_mib", Int(2, 4096, &c.limits.session_outbound_mib)}});
   }
   if (k == "http") return Http(f);
+  if (k == "replication") return Replication(f);
   if (k == "tls") return Tls(f);
   if (k == "acl") {
     FieldReader enabled = [this](const YAML::Node& n, const std::string& name) {
@@ -314,6 +318,28 @@ bool OrchestratorParser::Http(const Field& f) {
   };
   return Section(
       f, {{"listen", listen}, {"threads", Int(1, 64, &c_->http.threads)}, {"ui_dir", ui_dir}});
+}
+
+bool OrchestratorParser::Replication(const Field& f) {
+  FieldReader id = [this](const YAML::Node& n, const std::string& name) {
+    auto v = r_.String(n, name);
+    if (!v) return false;
+    if (Status s = CheckReplicaId(*v); !s.ok()) {
+      r_.Error(n, "'" + name + "': " + s.message());
+      return false;
+    }
+    c_->replication.replica_id = *v;
+    return true;
+  };
+  FieldReader advertise = [this](const YAML::Node& n, const std::string& name) {
+    HostPort hp;
+    if (!internal::ReadHostPort(r_, n, name, &hp, /*allow_any_port=*/false)) return false;
+    c_->replication.advertise = hp;
+    return true;
+  };
+  return Section(f, {{"replica_id", id},
+                     {"advertise", advertise},
+                     {"lease_ttl", DurationIn(1s, 60s, &c_->replication.lease_ttl)}});
 }
 
 bool OrchestratorParser::Tls(const Field& f) {
@@ -482,6 +508,20 @@ ParsedOrchestratorConfig ParseOrchestratorConfig(std::string_view content,
   return out;
 }
 
+Status CheckReplicaId(std::string_view id) {
+  if (id.empty() || id.size() > 128) {
+    return Status::InvalidArgument("a replica id is 1 to 128 characters");
+  }
+  for (char ch : id) {
+    if (!std::isalnum(static_cast<unsigned char>(ch)) && ch != '-' && ch != '_' && ch != '.' &&
+        ch != ':') {
+      return Status::InvalidArgument("replica id '" + std::string(id) +
+                                     "' may hold only letters, digits and - _ . :");
+    }
+  }
+  return Status::Ok();
+}
+
 Status ApplyOrchestratorOverrides(OrchestratorConfig& config,
                                   const OrchestratorOverrides& o) {
   OrchestratorConfig c = config;
@@ -502,6 +542,13 @@ Status ApplyOrchestratorOverrides(OrchestratorConfig& config,
       auto hp = ParseHostPort(*o.http_listen, /*allow_any_port=*/true);
       if (problem("--http-listen", hp.status())) c.http.listen = *hp;
     }
+  }
+  if (o.replica_id && problem("--replica-id", CheckReplicaId(*o.replica_id))) {
+    c.replication.replica_id = *o.replica_id;
+  }
+  if (o.advertise) {
+    auto hp = ParseHostPort(*o.advertise);
+    if (problem("--advertise", hp.status())) c.replication.advertise = *hp;
   }
   if (o.log_format) {
     if (*o.log_format == "text" || *o.log_format == "json") {

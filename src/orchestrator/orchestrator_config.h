@@ -156,6 +156,21 @@ struct HttpConfig {
   friend bool operator==(const HttpConfig&, const HttpConfig&) = default;
 };
 
+// Several orchestrators on one PostgreSQL store (docs/replicas.md).
+struct ReplicationConfig {
+  // This replica's name in the lease and in cluster status; "" = the host
+  // name and the listen port ("host:7011").
+  std::string replica_id;
+  // Where agents and operators reach this replica (given to agents that
+  // dialled a follower); unset = the listen address (the host name for
+  // 0.0.0.0 / ::).
+  std::optional<HostPort> advertise;
+  // The leader lease: renewed every third of it; a dead leader's work
+  // moves to another replica once it ran out.
+  Duration lease_ttl = std::chrono::seconds(5);
+  friend bool operator==(const ReplicationConfig&, const ReplicationConfig&) = default;
+};
+
 struct OrchestratorConfig {
   // Operator API + agent gateway. Port 0: the kernel picks one (tests).
   HostPort listen{"127.0.0.1", 7011};
@@ -186,6 +201,7 @@ struct OrchestratorConfig {
   AlertsConfig alerts;
   LimitsConfig limits;
   HttpConfig http;
+  ReplicationConfig replication;
   // Mutual TLS: cert, key, ca (paths). Off when empty.
   tls::TlsPaths tls;
   // --insecure only (never from the file): serve a non-loopback address
@@ -216,6 +232,8 @@ ParsedOrchestratorConfig ParseOrchestratorConfig(std::string_view content,
 Status CheckStoreUrl(std::string_view url);
 // OK for "embedded" or nats://host:port.
 Status CheckBusUrl(std::string_view url);
+// OK for 1..128 letters, digits, '-', '_', '.', ':'.
+Status CheckReplicaId(std::string_view id);
 
 struct OrchestratorOverrides {
   std::optional<std::string> listen;  // --listen host:port
@@ -224,6 +242,8 @@ struct OrchestratorOverrides {
   std::optional<std::string> http_listen;  // --http-listen host:port | off
   std::optional<std::string> http_ui_dir;  // --http-ui-dir DIR
   std::optional<std::string> log_format;   // --log-format text|json
+  std::optional<std::string> replica_id;   // --replica-id ID
+  std::optional<std::string> advertise;    // --advertise host:port
   std::optional<std::string> tls_cert;  // --tls-cert PATH: replaces tls.cert
   std::optional<std::string> tls_key;   // --tls-key PATH
   std::optional<std::string> tls_ca;    // --tls-ca PATH

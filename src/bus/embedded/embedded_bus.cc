@@ -79,6 +79,13 @@ class EmbeddedBus final : public EventBus {
 
   // EventBus
   Status Start() override;
+  // Its consumers are this process's own and start with it (an orchestrator
+  // replica opens it with consume = true: only its own sessions publish).
+  Status StartConsumers() override {
+    return options_.consume ? Status::Ok()
+                            : Status::FailedPrecondition(
+                                  "the embedded bus starts its consumers with Start (consume)");
+  }
   void Stop() override;
   std::future<Result<PublishAck>> Publish(std::string node_id, std::vector<Event> events) override;
   Result<std::vector<PartitionLag>> Lag() override;

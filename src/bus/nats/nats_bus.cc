@@ -80,6 +80,7 @@ class NatsBus final : public EventBus {
 
   // EventBus
   Status Start() override;
+  Status StartConsumers() override;
   void Stop() override;
   std::future<Result<PublishAck>> Publish(std::string node_id, std::vector<Event> events) override;
   Result<std::vector<PartitionLag>> Lag() override;
@@ -91,6 +92,7 @@ class NatsBus final : public EventBus {
  private:
   Status Connect();
   Status EnsureStream();
+  void StartConsumersLocked();
   // The stream exists but cannot store (nats-server 2.9: a stream deleted
   // and re-created at once can lose its directory to the deletion, and
   // every later store fails). Deletes and re-creates it, at most once per
@@ -231,26 +233,35 @@ Status NatsBus::Start() {
   APOLLO_RETURN_IF_ERROR(Connect());
   APOLLO_RETURN_IF_ERROR(EnsureStream());
   APOLLO_RETURN_IF_ERROR(book_.Load());
-  if (options_.consume) {
-    stopping_ = false;
-    const int parts = static_cast<int>(published_.size());
-    for (int p = 0; p < parts; ++p) {
-      consumers_.push_back(
-          std::make_unique<PartitionConsumer>(p, options_, conn_.get(), stopping_));
-    }
-    const int workers = std::max(1, std::min(kConsumerWorkers, parts));
-    for (int w = 0; w < workers; ++w) {
-      std::vector<PartitionConsumer*> owned;
-      for (int p = w; p < parts; p += workers) {
-        owned.push_back(consumers_[static_cast<size_t>(p)].get());
-      }
-      workers_.push_back(std::make_unique<ConsumerWorker>(std::move(owned), options_, store_,
-                                                          book_, tasks_, tracker_, stopping_));
-      workers_.back()->Start();
-    }
-  }
+  stopping_ = false;
+  if (options_.consume) StartConsumersLocked();
   running_ = true;
   return Status::Ok();
+}
+
+Status NatsBus::StartConsumers() {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!running_) return Status::Unavailable("event bus not running");
+  if (consumers_.empty()) StartConsumersLocked();
+  return Status::Ok();
+}
+
+// One consumer per partition (durable: shared with any other process's),
+// served by kConsumerWorkers apply threads. mu_ held.
+void NatsBus::StartConsumersLocked() {
+  const int parts = static_cast<int>(published_.size());
+  for (int p = 0; p < parts; ++p) {
+    consumers_.push_back(std::make_unique<PartitionConsumer>(p, options_, conn_.get(), stopping_));
+  }
+  const int workers = std::max(1, std::min(kConsumerWorkers, parts));
+  for (int w = 0; w < workers; ++w) {
+    std::vector<PartitionConsumer*> owned;
+    for (int p = w; p < parts; p += workers)
+      owned.push_back(consumers_[static_cast<size_t>(p)].get());
+    workers_.push_back(std::make_unique<ConsumerWorker>(std::move(owned), options_, store_, book_,
+                                                        tasks_, tracker_, stopping_));
+    workers_.back()->Start();
+  }
 }
 
 void NatsBus::Stop() {

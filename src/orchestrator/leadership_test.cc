@@ -1,0 +1,131 @@
+// Leadership over a real store (SQLite here: the lease and fence rules are
+// the store's, checked on both engines by store_lease_test.cc): one leader
+// at a time, a clean stop hands over at once, and a leader whose lease was
+// taken is deposed exactly once.
+#include "orchestrator/leadership.h"
+
+#include <gtest/gtest.h>
+#include <stdlib.h>
+
+#include <atomic>
+#include <filesystem>
+#include <thread>
+
+#include "store/open_store.h"
+
+namespace apollo::orchestrator {
+namespace {
+
+using namespace std::chrono_literals;
+
+class LeadershipTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char tmpl[] = "/tmp/apollo-leadership-XXXXXX";
+    ASSERT_NE(::mkdtemp(tmpl), nullptr);
+    dir_ = tmpl;
+    auto s = store::OpenStateStore("sqlite://" + dir_ + "/s.db", {}, clock_);
+    ASSERT_TRUE(s.ok()) << s.status().ToString();
+    store_ = std::move(*s);
+  }
+  void TearDown() override {
+    store_.reset();
+    std::filesystem::remove_all(dir_);
+  }
+
+  struct Counts {
+    std::atomic<int> elected{0};
+    std::atomic<int> deposed{0};
+    std::string why;  // written once, before `deposed` moves
+  };
+  LeadershipOptions Options(Counts& c) {
+    LeadershipOptions o;
+    o.ttl = 1s;  // renewed every 333 ms: slack for a loaded machine (ASan)
+    o.on_elected = [&c](int64_t) { c.elected++; };
+    o.on_deposed = [&c](const std::string& why) {
+      c.why = why;
+      c.deposed++;
+    };
+    return o;
+  }
+  // Polls `pred` for up to 5 s.
+  template <typename Pred>
+  static bool Eventually(Pred pred) {
+    for (int i = 0; i < 500; ++i) {
+      if (pred()) return true;
+      std::this_thread::sleep_for(10ms);
+    }
+    return pred();
+  }
+
+  RealClock clock_;
+  std::string dir_;
+  std::unique_ptr<store::StateStore> store_;
+};
+
+TEST_F(LeadershipTest, OneLeadsTheOtherFollowsAndAStopHandsOver) {
+  Counts ca, cb;
+  Leadership a(Options(ca), *store_, clock_);
+  Leadership b(Options(cb), *store_, clock_);
+  a.Start("a", "127.0.0.1:1");
+  b.Start("b", "127.0.0.1:2");
+  EXPECT_TRUE(a.leader());
+  EXPECT_FALSE(b.leader());
+  EXPECT_EQ(ca.elected.load(), 1);
+  EXPECT_EQ(cb.elected.load(), 0);
+  ASSERT_TRUE(a.fence().has_value());
+  EXPECT_EQ(a.fence()->epoch, 1);
+  EXPECT_EQ(a.fence()->holder, "a");
+  EXPECT_FALSE(b.fence().has_value());
+  EXPECT_EQ(b.leader_id(), "a");
+  EXPECT_EQ(b.leader_address(), "127.0.0.1:1");
+
+  // Renewals keep a leading for several lease lengths.
+  std::this_thread::sleep_for(2500ms);
+  EXPECT_TRUE(a.leader());
+  EXPECT_FALSE(b.leader());
+
+  a.Stop();  // releases: b takes over at its next try, not after the ttl
+  EXPECT_FALSE(a.leader());
+  ASSERT_TRUE(Eventually([&] { return b.leader(); }));
+  EXPECT_EQ(b.fence()->epoch, 2);
+  EXPECT_EQ(cb.elected.load(), 1);
+  EXPECT_EQ(ca.deposed.load(), 0);  // a stop is not a deposition
+}
+
+TEST_F(LeadershipTest, ALeaderWhoseLeaseWasTakenIsDeposedOnce) {
+  Counts ca;
+  Leadership a(Options(ca), *store_, clock_);
+  a.Start("a", "127.0.0.1:1");
+  ASSERT_TRUE(a.leader());
+  // As if a had been paused past its lease: x takes it.
+  ASSERT_TRUE(store_->ReleaseLease(store::kLeaderLease, "a", 1).ok());
+  store::LeaseClaim x;
+  x.replica_id = "x";
+  x.ttl = 10s;
+  ASSERT_EQ(store_->ClaimLease(x)->holder, "x");
+  ASSERT_TRUE(Eventually([&] { return ca.deposed.load() > 0; }));
+  EXPECT_FALSE(a.leader());
+  EXPECT_FALSE(a.fence().has_value());
+  EXPECT_NE(ca.why.find("taken by x at epoch 2"), std::string::npos) << ca.why;
+  std::this_thread::sleep_for(300ms);
+  EXPECT_EQ(ca.deposed.load(), 1);
+}
+
+TEST_F(LeadershipTest, SingleModeLeadsAtOnceWithoutAFence) {
+  Counts c;
+  LeadershipOptions o = Options(c);
+  o.single = true;
+  Leadership solo(o, *store_, clock_);
+  solo.Start("solo", "127.0.0.1:7011");
+  EXPECT_TRUE(solo.leader());
+  EXPECT_EQ(c.elected.load(), 1);
+  EXPECT_FALSE(solo.fence().has_value());
+  EXPECT_EQ(solo.leader_id(), "solo");
+  auto view = store_->ReadCluster();
+  ASSERT_TRUE(view.ok());
+  EXPECT_TRUE(view->leases.empty());  // no lease row in single mode
+}
+
+}  // namespace
+}  // namespace apollo::orchestrator
