@@ -14,7 +14,7 @@ CTEST_ARGS  ?=
 FUZZ_SECONDS ?= 60
 
 .PHONY: deps build build-test test test-release test-asan asan-run demo bench bench-wal bench-store schema \
-        bench-bus bench-compare bench-retention fuzz chaos format lint clean package install \
+        bench-bus bench-compare bench-retention bench-replicas fuzz chaos format lint clean package install \
         ui test-ui screenshots demo-ui
 
 deps:
@@ -139,6 +139,11 @@ bench-retention: build
 # Scenarios 1 and 3 beside Celery and BullMQ (../shared/peers), one sitting.
 bench-compare: build
 	bash scripts/bench-compare.sh $(ROOT)/bin
+
+# Several orchestrators on PostgreSQL + NATS: throughput with 1 and 3
+# replicas, and failover times over 20 kills of the leader (docs/replicas.md).
+bench-replicas: build
+	bash scripts/bench-replicas.sh $(ROOT)/bin
 
 # Every libFuzzer target (fuzz/README.md) for FUZZ_SECONDS (default 60) each,
 # from its checked-in seed corpus fuzz/corpus/<name>. New inputs it finds go

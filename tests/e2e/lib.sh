@@ -56,6 +56,29 @@ start_nats() {
   done
   die "nats-server did not start listening"
 }
+# start_postgres: a throwaway PostgreSQL 15 (initdb in $E2E_DIR/pg, trust
+# auth, a free loopback port, run as the postgres user when root); sets
+# PG_URL. Stopped at exit. Missing PostgreSQL fails the test.
+PGBIN=/usr/lib/postgresql/15/bin
+pg_run() {
+  if [ "$(id -u)" = 0 ]; then runuser -u postgres -- "$PGBIN/$1" "${@:2}"; else "$PGBIN/$1" "${@:2}"; fi
+}
+start_postgres() {
+  [ -x "$PGBIN/initdb" ] || die "PostgreSQL 15 is not installed (apt-get install postgresql)"
+  chmod 755 "$E2E_DIR"
+  mkdir -p "$E2E_DIR/pg" && { [ "$(id -u)" != 0 ] || chown postgres "$E2E_DIR/pg"; }
+  local port
+  port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+  pg_run initdb -D "$E2E_DIR/pg/data" -A trust -U apollo -E UTF8 >>"$E2E_DIR/pg.log" 2>&1 ||
+    die "initdb failed (see $E2E_DIR/pg.log)"
+  pg_run pg_ctl -D "$E2E_DIR/pg/data" -l "$E2E_DIR/pg/server.log" -w -t 60 start \
+    -o "-p $port -k $E2E_DIR/pg -c listen_addresses=127.0.0.1" >>"$E2E_DIR/pg.log" 2>&1 ||
+    die "PostgreSQL did not start (see $E2E_DIR/pg/server.log)"
+  EXTRA_PIDS+=("$(head -n 1 "$E2E_DIR/pg/data/postmaster.pid")")
+  PG_URL="postgresql://apollo@127.0.0.1:$port/postgres"
+  echo "store: $PG_URL"
+}
+
 # APOLLO_E2E_NATS=1 (set by ctest for the *_nats variants): every test of
 # this run uses the NATS JetStream bus instead of the embedded one.
 if [ -n "${APOLLO_E2E_NATS:-}" ]; then start_nats; fi
@@ -86,7 +109,8 @@ start_orchestrator() {
 }
 
 # start_agent NODE [extra args...]; agents dial AGENT_PORT when set (a
-# fault proxy in front of the orchestrator), else the orchestrator itself.
+# fault proxy in front of the orchestrator), else the orchestrator itself,
+# unless the args say --orchestrator.
 # Agents reconnect within ~2 s here (shipped default: up to 30 s of jittered
 # backoff), so a restarted orchestrator is rejoined in a bounded time.
 # The tests' tasks run exec and write under /tmp, both off in the shipped
@@ -102,7 +126,9 @@ start_agent() {
         'ensure_file: {allowed_dirs: [/tmp]}' >"$E2E_DIR/e2e-agent.yaml"
     cfg=(--config "$E2E_DIR/e2e-agent.yaml")
   fi
-  "$BIN/edge-agent" --node-id "$node" --orchestrator "127.0.0.1:${AGENT_PORT:-$ORCH_PORT}" \
+  local center=(--orchestrator "127.0.0.1:${AGENT_PORT:-$ORCH_PORT}")
+  [[ " $* " != *" --orchestrator "* ]] || center=()  # the caller's (e.g. a list of replicas)
+  "$BIN/edge-agent" --node-id "$node" "${center[@]}" \
     --state-dir "$E2E_DIR/$node" "${cfg[@]}" "$@" >>"$E2E_DIR/$node.log" 2>&1 &
   AGENT_PID[$node]=$!
 }
