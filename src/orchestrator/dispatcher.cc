@@ -83,7 +83,7 @@ void Orchestrator::DispatchLoop() {
 
 size_t Orchestrator::DispatchPass() {
   UpdateWatermarks();
-  FlushHeartbeats(/*force=*/false);
+  heartbeats_.Flush(store_, clock_.Now(), /*force=*/false);
   {
     Pass rollouts;  // first: a batch it opens is dispatched by this pass
     DriveRollouts(rollouts);

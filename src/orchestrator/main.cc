@@ -204,7 +204,9 @@ int Run(const OrchestratorConfig& config) {
     }
     alert_notifier.Start();
     retention_runner.Start();
-    brain.Kick();
+    // A replica taking over dispatches at once; a single orchestrator keeps
+    // its usual first pass, one dispatch interval after start.
+    if (!single) brain.Kick();
   };
   lead.on_deposed = [](const std::string& why) { RestartAsFollower(why); };
   apollo::orchestrator::Leadership leadership(lead, st, clock);

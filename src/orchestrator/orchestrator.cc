@@ -45,31 +45,36 @@ Orchestrator::Orchestrator(OrchestratorOptions options, store::StateStore& store
       store_(store),
       clock_(clock),
       ids_(clock),
+      sessions_(AdmissionFor(options_)),
+      heartbeats_(options_.heartbeat_flush),
       rng_(std::random_device{}()),
-      admission_(AdmissionFor(options_)),
       breakers_(options_.breaker_failures, options_.breaker_cool_down),
       retry_budget_(options_.retry_rate_per_s, options_.retry_burst),
       watermarks_(options_.queue_capacity, options_.queue_alert_at, options_.queue_pause_at),
-      watchers_(options_.max_watchers) {}
+      watchers_(options_.max_watchers),
+      ingest_(store_,
+              [this](const std::string& node_id, const std::vector<EventIngest::Sent>& events,
+                     const store::ApplyResult& r) {
+                RecordOutcomes(node_id, events, r);
+                Kick();
+              }) {}
 
 Orchestrator::~Orchestrator() { Stop(); }
 
 void Orchestrator::Start() {
-  ingest_thread_ = std::thread([this] { IngestLoop(); });
+  ingest_.Start();
   dispatch_thread_ = std::thread([this] { DispatchLoop(); });
 }
 
 void Orchestrator::Stop() {
   {
-    std::lock_guard<std::mutex> a(loop_mu_);
-    std::lock_guard<std::mutex> b(ingest_mu_);
+    std::lock_guard<std::mutex> lock(loop_mu_);
     stop_ = true;
   }
   loop_cv_.notify_all();
-  ingest_cv_.notify_all();
   if (dispatch_thread_.joinable()) dispatch_thread_.join();
-  if (ingest_thread_.joinable()) ingest_thread_.join();
-  FlushHeartbeats(/*force=*/true);
+  ingest_.Stop();
+  heartbeats_.Flush(store_, clock_.Now(), /*force=*/true);
 }
 
 void Orchestrator::Kick() {
@@ -80,24 +85,12 @@ void Orchestrator::Kick() {
   loop_cv_.notify_one();
 }
 
-std::shared_ptr<SessionHandle> Orchestrator::AnySession(const std::string& node_id) const {
-  std::lock_guard<std::mutex> lock(mu_);
-  auto it = sessions_.find(node_id);
-  if (it == sessions_.end() || !it->second->connected()) return nullptr;
-  return it->second;
-}
-
-std::shared_ptr<SessionHandle> Orchestrator::SessionFor(const std::string& node_id) const {
-  auto s = AnySession(node_id);
-  return s && s->ready() ? s : nullptr;
-}
-
 bool Orchestrator::Connected(const std::string& node_id) const {
-  return AnySession(node_id) != nullptr;
+  return sessions_.Connected(node_id) != nullptr;
 }
 
 bool Orchestrator::ConnectedConservative(const std::string& node_id) const {
-  auto s = AnySession(node_id);
+  auto s = sessions_.Connected(node_id);
   return s && !s->ready() && s->conservative();
 }
 
@@ -115,36 +108,8 @@ void Orchestrator::RaiseAlert(const std::string& kind, const std::string& node_i
   }
 }
 
-bool Orchestrator::Admit(const SessionHandle* handle) {
-  std::lock_guard<std::mutex> lock(mu_);
-  std::optional<uint64_t> ticket = admission_.TryAdmit(clock_.Now());
-  if (!ticket) return false;
-  // Until reconciled (OnSnapshot) or gone (OnDisconnect, which also follows
-  // a Hello that fails after this).
-  admitting_[handle] = Handshake{*ticket, Duration(0)};
-  return true;
-}
-
-void Orchestrator::AddHandshakeTime(const SessionHandle* handle, Duration center_time) {
-  std::lock_guard<std::mutex> lock(mu_);
-  auto it = admitting_.find(handle);
-  if (it != admitting_.end()) it->second.center_time += center_time;
-}
-
-void Orchestrator::EndHandshake(const SessionHandle* handle, bool reconciled) {
-  std::lock_guard<std::mutex> lock(mu_);
-  auto it = admitting_.find(handle);
-  if (it == admitting_.end()) return;
-  if (reconciled) {
-    admission_.Reconciled(it->second.ticket, it->second.center_time, clock_.Now());
-  } else {
-    admission_.Abandoned(it->second.ticket);
-  }
-  admitting_.erase(it);
-}
-
 Status Orchestrator::RequestSnapshot(const std::string& node_id) {
-  auto session = AnySession(node_id);
+  auto session = sessions_.Connected(node_id);
   if (!session) return Status::NotFound("node '" + node_id + "' is not connected");
   CenterMessage msg;
   msg.mutable_snapshot_request();
@@ -165,18 +130,12 @@ Result<Orchestrator::ReconcileOutcome> Orchestrator::Reconcile(const std::string
   LeaderScope fenced(leadership_);  // repairs are the leader's work
   std::vector<NodeSnapshot> snapshots;
   ReconcileOutcome out;
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    if (!node_id.empty()) {
-      auto it = snapshots_.find(node_id);
-      if (it == snapshots_.end()) {
-        out.nodes_without_snapshot.push_back(node_id);
-      } else {
-        snapshots.push_back(it->second);
-      }
-    } else {
-      for (const auto& [id, snap] : snapshots_) snapshots.push_back(snap);
-    }
+  if (node_id.empty()) {
+    snapshots = sessions_.Snapshots();
+  } else if (std::optional<NodeSnapshot> snap = sessions_.Snapshot(node_id)) {
+    snapshots.push_back(std::move(*snap));
+  } else {
+    out.nodes_without_snapshot.push_back(node_id);
   }
   for (const NodeSnapshot& snap : snapshots) {
     out.oldest_snapshot_age = std::max(out.oldest_snapshot_age, clock_.Now() - snap.received_at);
@@ -255,7 +214,7 @@ grpc::Status Orchestrator::OnHello(const std::shared_ptr<SessionHandle>& handle,
   // Registering the node and its following rows is the leader's work.
   LeaderScope fenced(leadership_);
   const TimePoint hello_started = clock_.Now();
-  if (!Admit(handle.get())) {
+  if (!sessions_.Admit(handle.get(), hello_started)) {
     // The details carry the retry-after in milliseconds for the agent.
     return grpc::Status(grpc::StatusCode::RESOURCE_EXHAUSTED,
                         "too many new sessions at once; come back later", "1000");
@@ -271,11 +230,7 @@ grpc::Status Orchestrator::OnHello(const std::shared_ptr<SessionHandle>& handle,
   node.last_heartbeat = clock_.Now();
   node.registered = true;
   handle->SetConservative(node.mode == "conservative");
-  {
-    // An older heartbeat still in memory must not move it back.
-    std::lock_guard<std::mutex> lock(heartbeat_mu_);
-    heartbeats_.erase(node.node_id);
-  }
+  heartbeats_.Forget(node.node_id);  // an older one must not move it back
   if (Status s = store_.UpsertNode(node); !s.ok()) {
     return grpc::Status(grpc::StatusCode::UNAVAILABLE, "cannot register node: " + s.message());
   }
@@ -290,92 +245,22 @@ grpc::Status Orchestrator::OnHello(const std::shared_ptr<SessionHandle>& handle,
   welcome->set_orchestrator_id(options_.orchestrator_id);
   welcome->set_state_sync_interval_ms(
       std::chrono::duration_cast<std::chrono::milliseconds>(options_.state_sync_interval).count());
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    sessions_[node.node_id] = handle;  // a reconnect replaces the old stream
-  }
-  AddHandshakeTime(handle.get(), clock_.Now() - hello_started);
+  sessions_.Add(handle);  // a reconnect replaces the old stream
+  sessions_.AddHandshakeTime(handle.get(), clock_.Now() - hello_started);
   Kick();
   return grpc::Status::OK;
 }
 
 void Orchestrator::OnEvents(const std::shared_ptr<SessionHandle>& handle,
                             apollo::v1::EventBatch batch, std::function<void(uint64_t)> done) {
-  std::vector<Event> events;
-  events.reserve(batch.events_size());
-  for (const auto& pb : batch.events()) {
-    auto e = EventFromProto(pb);
-    if (!e.ok()) {
-      // Keep it so the store records it as malformed (an alert), but never
-      // let one agent write another node's events.
-      Event raw;
-      raw.task_id = pb.task_id();
-      raw.node_id = handle->node_id();
-      raw.sequence_number = pb.sequence_number();
-      raw.attempt = pb.attempt();
-      raw.type = static_cast<EventType>(pb.event_type());
-      raw.payload = pb.payload();
-      events.push_back(std::move(raw));
-      continue;
-    }
-    if (e->node_id != handle->node_id()) continue;
-    events.push_back(std::move(*e));
-  }
-  PendingApply p;
-  p.node_id = handle->node_id();
-  p.handle = handle;
-  for (const Event& e : events) {
-    bool interrupted = e.type == EventType::kFailed &&
-                       e.payload.find("\"interrupted by agent restart\"") != std::string::npos;
-    p.events.push_back({e.task_id, e.type, interrupted});
-  }
-  p.done = std::move(done);
-  p.result = bus_ ? bus::PublishForIngest(*bus_, p.node_id, std::move(events))
-                 : store_.ApplyAsync(std::move(events));
-  {
-    std::lock_guard<std::mutex> lock(ingest_mu_);
-    ingest_.push_back(std::move(p));
-  }
-  ingest_cv_.notify_one();
+  ingest_.Submit(handle, std::move(batch), std::move(done));
 }
 
-// Completes applies in submission order (the store commits in that order)
-// and acknowledges each agent only after its events are committed.
-void Orchestrator::IngestLoop() {
-  for (;;) {
-    PendingApply p;
-    {
-      std::unique_lock<std::mutex> lock(ingest_mu_);
-      ingest_cv_.wait(lock, [this] { return stop_ || !ingest_.empty(); });
-      if (ingest_.empty()) return;
-      p = std::move(ingest_.front());
-      ingest_.pop_front();
-    }
-    Result<store::ApplyResult> r = p.result.get();
-    uint64_t acked = 0;
-    if (r.ok()) {
-      auto it = r->acked_seq.find(p.node_id);
-      if (it != r->acked_seq.end()) acked = it->second;
-    }
-    // On a store / bus error nothing is acknowledged: the agent keeps the
-    // events in its WAL. It resends them only on a new session, so end this
-    // one (e.g. JetStream lost the stream, or a publish timed out).
-    if (!r.ok() && p.handle) {
-      p.handle->Close(grpc::Status(grpc::StatusCode::UNAVAILABLE,
-                                   "events not committed (" + r.status().message() +
-                                       "): reconnect and resend"));
-    }
-    p.done(acked);
-    if (r.ok()) {
-      RecordOutcomes(p, *r);
-      Kick();
-    }
-  }
-}
-
-void Orchestrator::RecordOutcomes(const PendingApply& p, const store::ApplyResult& r) {
-  for (size_t i = 0; i < p.events.size() && i < r.outcomes.size(); ++i) {
-    const auto& [task_id, type, interrupted] = p.events[i];
+void Orchestrator::RecordOutcomes(const std::string& node_id,
+                                  const std::vector<EventIngest::Sent>& events,
+                                  const store::ApplyResult& r) {
+  for (size_t i = 0; i < events.size() && i < r.outcomes.size(); ++i) {
+    const auto& [task_id, type, interrupted] = events[i];
     if (r.outcomes[i].outcome != store::Outcome::kApplied) continue;
     task_watches_.Notify(task_id);
     if (type == EventType::kCancelled) TaskMayHaveSettled(task_id);
@@ -388,13 +273,14 @@ void Orchestrator::RecordOutcomes(const PendingApply& p, const store::ApplyResul
     auto spec = Spec(task_id);
     if (!spec) continue;
     if (breakers_.Record(spec->intent, type == EventType::kSucceeded, clock_.Now())) {
-      RaiseAlert("circuit_open", p.node_id, task_id,
+      RaiseAlert("circuit_open", node_id, task_id,
                  "circuit breaker OPEN for intent '" + spec->intent + "' after " +
                      std::to_string(options_.breaker_failures) +
-                     " consecutive failures (the last: task " + task_id + " on " + p.node_id +
+                     " consecutive failures (the last: task " + task_id + " on " + node_id +
                      "): its dispatch pauses; one task is let through after " +
                      std::to_string(std::chrono::duration_cast<std::chrono::seconds>(
-                                        options_.breaker_cool_down).count()) +
+                                        options_.breaker_cool_down)
+                                        .count()) +
                      " s");
     }
   }
@@ -437,27 +323,7 @@ void Orchestrator::UpdateWatermarks() {
 void Orchestrator::OnHeartbeat(const std::shared_ptr<SessionHandle>& handle,
                                const apollo::v1::Heartbeat& hb) {
   std::string mode = hb.mode() == apollo::v1::AGENT_MODE_CONSERVATIVE ? "conservative" : "normal";
-  std::lock_guard<std::mutex> lock(heartbeat_mu_);
-  heartbeats_[handle->node_id()] = store::NodeHeartbeat{handle->node_id(), clock_.Now(), mode};
-}
-
-void Orchestrator::FlushHeartbeats(bool force) {
-  TimePoint now = clock_.Now();
-  if (!force && now - heartbeats_flushed_ < options_.heartbeat_flush) return;
-  heartbeats_flushed_ = now;
-  std::vector<store::NodeHeartbeat> beats;
-  {
-    std::lock_guard<std::mutex> lock(heartbeat_mu_);
-    if (heartbeats_.empty()) return;
-    beats.reserve(heartbeats_.size());
-    for (auto& [id, hb] : heartbeats_) beats.push_back(std::move(hb));
-    heartbeats_.clear();
-  }
-  if (!store_.RecordHeartbeats(beats).ok()) {
-    // Store unavailable: keep them for the next flush unless newer ones came.
-    std::lock_guard<std::mutex> lock(heartbeat_mu_);
-    for (auto& hb : beats) heartbeats_.try_emplace(hb.node_id, std::move(hb));
-  }
+  heartbeats_.Record(store::NodeHeartbeat{handle->node_id(), clock_.Now(), mode});
 }
 
 void Orchestrator::OnSnapshot(const std::shared_ptr<SessionHandle>& handle,
@@ -474,10 +340,7 @@ void Orchestrator::OnSnapshot(const std::shared_ptr<SessionHandle>& handle,
     if (!status) continue;
     snap.tasks.push_back(AgentTaskView{t.task_id(), t.attempt(), *status, t.last_seq()});
   }
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    snapshots_[snap.node_id] = snap;
-  }
+  sessions_.SetSnapshot(snap);
   // Every event the agent sent before the snapshot is committed by now (the
   // session reads the next message only after a batch's commit), so the
   // comparison sees what the agent saw.
@@ -499,28 +362,20 @@ void Orchestrator::OnSnapshot(const std::shared_ptr<SessionHandle>& handle,
   handle->Send(std::move(ack));
   handle->MarkReady();  // from now on it is handed new work
   // The session's first snapshot ends its handshake (admission.h).
-  AddHandshakeTime(handle.get(), clock_.Now() - started);
-  EndHandshake(handle.get(), /*reconciled=*/true);
+  sessions_.AddHandshakeTime(handle.get(), clock_.Now() - started);
+  sessions_.EndHandshake(handle.get(), /*reconciled=*/true, clock_.Now());
   Kick();
 }
 
 void Orchestrator::OnDisconnect(const std::shared_ptr<SessionHandle>& handle) {
-  EndHandshake(handle.get(), /*reconciled=*/false);
-  std::lock_guard<std::mutex> lock(mu_);
-  auto it = sessions_.find(handle->node_id());
-  if (it == sessions_.end() || it->second != handle) return;  // replaced by a newer session
-  sessions_.erase(it);
-  // Its snapshot says what the agent ran while connected: stale from now
-  // on (reconciling against it could undo what happens meanwhile), and a
-  // map keyed by what peers say must not outlive them. The next session
-  // sends a fresh one.
-  snapshots_.erase(handle->node_id());
+  sessions_.EndHandshake(handle.get(), /*reconciled=*/false, clock_.Now());
+  sessions_.Remove(handle);  // and its snapshot: stale from now on
 }
 
 Orchestrator::MemoSizes Orchestrator::memo_sizes() const {
+  const size_t sessions = sessions_.sessions(), snapshots = sessions_.snapshots();
   std::lock_guard<std::mutex> lock(mu_);
-  return MemoSizes{sessions_.size(), snapshots_.size(), blocked_.size(), progress_asks_.size(),
-                   specs_.size()};
+  return MemoSizes{sessions, snapshots, blocked_.size(), progress_asks_.size(), specs_.size()};
 }
 
 void Orchestrator::SendCancel(const std::string& task_id, const std::string& node_id,

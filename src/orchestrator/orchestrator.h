@@ -1,13 +1,23 @@
 #pragma once
 
-// The center's brain: owns the agent sessions, turns agent events into
-// store commits (acknowledged only after the commit), and runs the dispatch
-// loop — dispatching due work, resending unacknowledged intents, timing out
-// stuck runs and granting retries — all through the StateStore, so a
-// restart resumes everything from the store and nothing depends on memory.
+// The center's brain, wired from components that each own their state and
+// say so in their header:
+//   SessionTable    (session_table.h)    the agents' streams, their snapshots, admission
+//   EventIngest     (event_ingest.h)     events into the store, agents acked after commit
+//   HeartbeatBuffer (heartbeat_buffer.h) heartbeats between two store writes
+//   Leadership      (leadership.h)       whether this replica leads, its fence
+// What stays here is the dispatcher and its supervision of runs: the
+// dispatch loop — due work dispatched, unacknowledged intents resent, stuck
+// runs timed out (asking for progress first), retries granted under the
+// retry budget and circuit breakers, rollouts driven, following selectors
+// swept — with the small memos it keeps for that (blocked reasons, progress
+// asks, the spec cache). Everything durable goes through the StateStore, so
+// a restart resumes from the store and nothing depends on memory; with
+// several replicas only the leader dispatches, fenced by its epoch.
 //
 // Thread-safety: every public method is thread-safe. Internally: mu_
-// guards the session map and the small caches; the store serialises writes.
+// guards the dispatcher's memos; each component guards its own state; the
+// store serialises writes.
 
 #include <atomic>
 #include <condition_variable>
@@ -33,10 +43,13 @@
 #include "orchestrator/agent_session.h"
 #include "orchestrator/callback_notifier.h"
 #include "orchestrator/concurrency_limit.h"
+#include "orchestrator/event_ingest.h"
+#include "orchestrator/heartbeat_buffer.h"
 #include "orchestrator/leadership.h"
 #include "orchestrator/overload.h"
 #include "orchestrator/reconciler.h"
 #include "orchestrator/rollout_plan.h"
+#include "orchestrator/session_table.h"
 #include "orchestrator/task_watch.h"
 #include "store/state_store.h"
 
@@ -117,7 +130,10 @@ class Orchestrator final : public SessionHost {
   // Routes agent events through `bus` (started by the caller, outliving this
   // Orchestrator) instead of straight into the store. Call before Start().
   // EventAck still waits for the store commit: the bus reports it.
-  void SetEventBus(bus::EventBus* bus) { bus_ = bus; }
+  void SetEventBus(bus::EventBus* bus) {
+    bus_ = bus;
+    ingest_.SetEventBus(bus);
+  }
 
   // Several orchestrators (leadership.h): with one set, only the leader
   // accepts agents and dispatches, and its writes for the work it owns are
@@ -235,47 +251,25 @@ class Orchestrator final : public SessionHost {
   }
 
  private:
-  struct PendingApply {
-    std::future<Result<store::ApplyResult>> result;
-    std::string node_id;
-    std::shared_ptr<SessionHandle> handle;  // closed when the commit fails
-    std::function<void(uint64_t)> done;
-    struct Sent {
-      std::string task_id;
-      EventType type;
-      // FAILED "interrupted by agent restart": says nothing about the
-      // intent, so it must not count towards its circuit breaker.
-      bool interrupted = false;
-    };
-    std::vector<Sent> events;  // batch order
-  };
-  // Feeds final outcomes of applied events to the circuit breakers.
-  void RecordOutcomes(const PendingApply& p, const store::ApplyResult& r);
+  // (EventIngest's on_committed)
+  void RecordOutcomes(const std::string& node_id, const std::vector<EventIngest::Sent>& events,
+                      const store::ApplyResult& r);
   void UpdateWatermarks();
   // An operator-facing alert: a row in the store's alerts (`kind`, naming
   // the node and task when there is one) and a line on options_.alert.
-  void RaiseAlert(const std::string& kind, const std::string& node_id,
-                  const std::string& task_id, const std::string& line);
-  // Writes the heartbeats received since the last flush in one store
-  // transaction, at most once per heartbeat_flush (dispatch thread).
-  void FlushHeartbeats(bool force);
+  void RaiseAlert(const std::string& kind, const std::string& node_id, const std::string& task_id,
+                  const std::string& line);
   void Alert(const std::string& line) const {
     if (options_.alert) options_.alert(line);
   }
 
-  void IngestLoop();
   void DispatchLoop();
   // One pass over due work; returns how many rows it handled.
   size_t DispatchPass();
   // The node's session if it is connected and synced (ready for intents).
-  std::shared_ptr<SessionHandle> SessionFor(const std::string& node_id) const;
-  std::shared_ptr<SessionHandle> AnySession(const std::string& node_id) const;
-  // Admission control at Hello (admission.h): false = refused. An admitted
-  // session's handshake ends with EndHandshake; `center_time` is what the
-  // center spent on it (its Hello, then its snapshot).
-  bool Admit(const SessionHandle* handle);
-  void AddHandshakeTime(const SessionHandle* handle, Duration center_time);
-  void EndHandshake(const SessionHandle* handle, bool reconciled);
+  std::shared_ptr<SessionHandle> SessionFor(const std::string& node_id) const {
+    return sessions_.Ready(node_id);
+  }
   Result<std::vector<DriftItem>> DriftOf(const NodeSnapshot& snapshot);
   // Writes an alert row for each unknown-to-store item not alerted before;
   // returns how many were written.
@@ -364,8 +358,10 @@ class Orchestrator final : public SessionHost {
   CallbackNotifier* callbacks_ = nullptr;  // optional (SetCallbackNotifier); set before Start
   const Leadership* leadership_ = nullptr;  // optional (SetLeadership); set before Start
 
+  SessionTable sessions_;
+  HeartbeatBuffer heartbeats_;
+
   mutable std::mutex mu_;
-  std::map<std::string, std::shared_ptr<SessionHandle>> sessions_;  // guarded by mu_
   std::unordered_map<std::string, std::shared_ptr<const TaskSpec>> specs_;  // guarded by mu_
   // Why a (task, node) row is not moving, as last written: erased when it
   // moves on or its task settles.
@@ -387,16 +383,6 @@ class Orchestrator final : public SessionHost {
   std::vector<std::pair<std::string, apollo::v1::ProgressReply>>
       progress_replies_;                                             // guarded by mu_
   Rng rng_;                                                          // guarded by mu_
-  // The latest snapshot of each connected node (erased when its session ends).
-  std::map<std::string, NodeSnapshot> snapshots_;                    // guarded by mu_
-  Admission admission_;                                              // guarded by mu_
-  // Sessions admitted and not yet reconciled: their admission tickets and
-  // the center's time on them so far.
-  struct Handshake {
-    uint64_t ticket = 0;
-    Duration center_time{0};
-  };
-  std::unordered_map<const SessionHandle*, Handshake> admitting_;  // guarded by mu_
   std::atomic<int64_t> reconcile_repairs_{0};
   std::atomic<int64_t> reconcile_alerts_{0};
   // (node, task, attempt) already alerted as unknown to the store, so a
@@ -408,7 +394,6 @@ class Orchestrator final : public SessionHost {
   ConcurrencyLimit watchers_;
   TaskWatchHub task_watches_;
   TimePoint watermarks_checked_{};  // dispatch thread only
-  TimePoint heartbeats_flushed_{};  // dispatch thread only
   TimePoint rollouts_driven_{};     // dispatch thread only
   // Following tasks as last read (at most every kFollowingRefresh, or when
   // stale), and the (task, node) pairs settled since start.
@@ -424,21 +409,13 @@ class Orchestrator final : public SessionHost {
   // pass); guarded by mu_.
   std::set<std::pair<std::string, std::string>> rolled_back_;
 
-  // Heartbeats not yet in the store, latest per node. Losing them in a
-  // crash costs at most heartbeat_flush of liveness information.
-  std::mutex heartbeat_mu_;
-  std::map<std::string, store::NodeHeartbeat> heartbeats_;  // guarded by heartbeat_mu_
-
-  std::mutex ingest_mu_;
-  std::condition_variable ingest_cv_;
-  std::deque<PendingApply> ingest_;  // guarded by ingest_mu_
-
   std::mutex loop_mu_;
   std::condition_variable loop_cv_;
   bool kicked_ = false;  // guarded by loop_mu_
-  bool stop_ = false;    // guarded by loop_mu_ and ingest_mu_
+  bool stop_ = false;    // guarded by loop_mu_
 
-  std::thread ingest_thread_;
+  // Last: its thread calls back into the members above (RecordOutcomes).
+  EventIngest ingest_;
   std::thread dispatch_thread_;
 };
 
