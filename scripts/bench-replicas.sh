@@ -22,36 +22,16 @@ source tests/e2e/lib.sh "$BIN"
 start_postgres
 start_nats
 
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
-declare -A RPORT=() RPID=()
 cat >"$E2E_DIR/orchestrator.yaml" <<YAML
 ack_timeout: 2
 dispatch_interval: 200ms
 YAML
-# start_replica N STORE_URL
-start_replica() {
-  local r=$1
-  [ -n "${RPORT[$r]:-}" ] || RPORT[$r]=$(free_port)
-  "$BIN/orchestrator" --config "$E2E_DIR/orchestrator.yaml" --replica-id "r$r" \
-    --listen "127.0.0.1:${RPORT[$r]}" --store "$2" --bus "$APOLLO_E2E_BUS" --http-listen off \
-    >>"$E2E_DIR/r$r.log" 2>&1 &
-  RPID[$r]=$!
-  EXTRA_PIDS+=("${RPID[$r]}")
-  wait_until 30 "replica r$r listening" grep -q "listening on" "$E2E_DIR/r$r.log"
-}
 stop_replicas() {
   local r
   for r in "${!RPID[@]}"; do kill "${RPID[$r]}" 2>/dev/null; wait "${RPID[$r]}" 2>/dev/null; done
   RPID=()
 }
-servers() {
-  local r out=""
-  for r in $(echo "${!RPORT[@]}" | tr ' ' '\n' | sort); do out+="${out:+,}127.0.0.1:${RPORT[$r]}"; done
-  echo "$out"
-}
-cli() { "$BIN/apollo-cli" --server "$(servers)" "$@"; }
-leader() { cli -o json cluster status | jq -r '.replicas[] | select(.leader) | .replica_id' | sed 's/^r//'; }
-has_leader() { [ -n "$(leader)" ]; }
+cli() { "$BIN/apollo-cli" --server "$(replica_servers)" "$@"; }
 PG_PORT=${PG_URL#*@127.0.0.1:}
 PG_PORT=${PG_PORT%%/*}
 db_url() { echo "postgresql://apollo@127.0.0.1:$PG_PORT/$1"; }

@@ -278,45 +278,9 @@ Result<v1::TaskEventsResponse> OrchestratorClient::TaskEvents(const std::string&
       task_id, [&](auto& ctx, auto& resp) { return stub_->TaskEvents(&ctx, req, &resp); });
 }
 
-Status OrchestratorClient::WatchTask(const std::string& task_id, double max_wait_s,
-                                     const std::function<bool(const v1::Task&)>& on_update) {
-  v1::WatchTaskRequest req;
-  req.set_task_id(task_id);
-  for (size_t tried = 1;; ++tried) {
-    const bool last = tried >= endpoints_.size();
-    if (!last && !Connect()) {
-      Advance();
-      continue;
-    }
-    grpc::ClientContext ctx;
-    Prepare(ctx, max_wait_s);
-    std::unique_ptr<grpc::ClientReader<v1::Task>> reader = stub_->WatchTask(&ctx, req);
-    v1::Task task;
-    bool received = false;  // once an update was shown, no other address
-    while (reader->Read(&task)) {
-      received = true;
-      if (!on_update(task)) {
-        // Done by our own choice: cancel so Finish() does not wait for the
-        // server to close the stream.
-        ctx.TryCancel();
-        (void)reader->Finish();
-        return Status::Ok();
-      }
-    }
-    grpc::Status s = reader->Finish();
-    if (s.ok()) return Status::Ok();
-    const bool unreachable = !received && Unreachable(s);
-    if (!unreachable || last) {
-      return Fail(s, task_id, max_wait_s, unreachable && endpoints_.size() > 1);
-    }
-    Advance();
-  }
-}
-
-Status OrchestratorClient::BackupStore(
-    const std::function<Status(const v1::BackupChunk&)>& on_chunk) {
-  const double deadline_s = std::max(timeout_s_, 3600.0);
-  v1::BackupStoreRequest req;
+template <typename Msg, typename Open, typename OnMsg>
+Status OrchestratorClient::Stream(const std::string& task_id, double deadline_s, Open open,
+                                  OnMsg on_msg) {
   for (size_t tried = 1;; ++tried) {
     const bool last = tried >= endpoints_.size();
     if (!last && !Connect()) {
@@ -325,25 +289,51 @@ Status OrchestratorClient::BackupStore(
     }
     grpc::ClientContext ctx;
     Prepare(ctx, deadline_s);
-    std::unique_ptr<grpc::ClientReader<v1::BackupChunk>> reader = stub_->BackupStore(&ctx, req);
-    v1::BackupChunk chunk;
-    bool received = false;  // once a chunk was written, no other address
-    while (reader->Read(&chunk)) {
+    std::unique_ptr<grpc::ClientReader<Msg>> reader = open(ctx);  // on stub_
+    Msg msg;
+    bool received = false;  // once a message was handled, no other address
+    while (reader->Read(&msg)) {
       received = true;
-      if (Status s = on_chunk(chunk); !s.ok()) {
+      if (std::optional<Status> done = on_msg(msg)) {
+        // Stopped by the caller: cancel so Finish() does not wait for the
+        // server to close the stream.
         ctx.TryCancel();
         (void)reader->Finish();
-        return s;
+        return *done;
       }
     }
     grpc::Status s = reader->Finish();
     if (s.ok()) return Status::Ok();
     const bool unreachable = !received && Unreachable(s);
     if (!unreachable || last) {
-      return Fail(s, "", deadline_s, unreachable && endpoints_.size() > 1);
+      return Fail(s, task_id, deadline_s, unreachable && endpoints_.size() > 1);
     }
     Advance();
   }
+}
+
+Status OrchestratorClient::WatchTask(const std::string& task_id, double max_wait_s,
+                                     const std::function<bool(const v1::Task&)>& on_update) {
+  v1::WatchTaskRequest req;
+  req.set_task_id(task_id);
+  return Stream<v1::Task>(
+      task_id, max_wait_s, [&](grpc::ClientContext& ctx) { return stub_->WatchTask(&ctx, req); },
+      [&](const v1::Task& task) -> std::optional<Status> {
+        if (on_update(task)) return std::nullopt;
+        return Status::Ok();
+      });
+}
+
+Status OrchestratorClient::BackupStore(
+    const std::function<Status(const v1::BackupChunk&)>& on_chunk) {
+  v1::BackupStoreRequest req;
+  return Stream<v1::BackupChunk>(
+      "", std::max(timeout_s_, 3600.0),
+      [&](grpc::ClientContext& ctx) { return stub_->BackupStore(&ctx, req); },
+      [&](const v1::BackupChunk& chunk) -> std::optional<Status> {
+        if (Status s = on_chunk(chunk); !s.ok()) return s;
+        return std::nullopt;
+      });
 }
 
 Result<v1::CreateTokenResponse> OrchestratorClient::BootstrapAcl(const std::string& name) {

@@ -113,6 +113,11 @@ class OrchestratorClient {
   // instantiated in the .cc only.
   template <typename Resp, typename Invoke>
   Result<Resp> Call(const std::string& task_id, Invoke invoke);
+  // One server stream, failing over like Call until the first message:
+  // `open(ctx)` starts it on stub_, each message goes to `on_msg`, which
+  // returns a Status to stop there (nullopt: read on).
+  template <typename Msg, typename Open, typename OnMsg>
+  Status Stream(const std::string& task_id, double deadline_s, Open open, OnMsg on_msg);
   // True when `s` failed the call because the current address could not be
   // reached: UNAVAILABLE or DEADLINE_EXCEEDED while its channel had no
   // connection, so the request never reached a server.

@@ -79,6 +79,34 @@ start_postgres() {
   echo "store: $PG_URL"
 }
 
+# Orchestrator replicas (docs/replicas.md). start_replica N STORE_URL: replica
+# rN on its own loopback port (RPORT[N], kept across restarts), on the bus
+# $APOLLO_E2E_BUS, with $E2E_DIR/orchestrator.yaml if there is one, logging
+# to $E2E_DIR/rN.log. replica_servers: every replica's address, comma
+# separated (what agents and apollo-cli take); leader: the leading replica's
+# number, from cluster status; leader_epoch: the leader lease's epoch.
+declare -A RPORT=() RPID=()
+start_replica() {
+  local r=$1 store=$2 cfg=()
+  [ -n "${RPORT[$r]:-}" ] ||
+    RPORT[$r]=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+  [ ! -f "$E2E_DIR/orchestrator.yaml" ] || cfg=(--config "$E2E_DIR/orchestrator.yaml")
+  "$BIN/orchestrator" "${cfg[@]}" --replica-id "r$r" --listen "127.0.0.1:${RPORT[$r]}" \
+    --store "$store" --bus "${APOLLO_E2E_BUS:-embedded}" --http-listen off >>"$E2E_DIR/r$r.log" 2>&1 &
+  RPID[$r]=$!
+  EXTRA_PIDS+=("${RPID[$r]}")
+  wait_until 30 "replica r$r listening" grep -q "listening on" "$E2E_DIR/r$r.log"
+}
+replica_servers() {
+  local r out=""
+  for r in $(printf '%s\n' "${!RPORT[@]}" | sort -n); do out+="${out:+,}127.0.0.1:${RPORT[$r]}"; done
+  echo "$out"
+}
+cluster_status() { "$BIN/apollo-cli" --server "$(replica_servers)" -o json cluster status; }
+leader() { cluster_status | jq -r '.replicas[] | select(.leader) | .replica_id' | sed 's/^r//'; }
+leader_epoch() { cluster_status | jq -r '.leases[] | select(.name == "leader") | .epoch'; }
+has_leader() { [ -n "$(leader)" ]; }
+
 # APOLLO_E2E_NATS=1 (set by ctest for the *_nats variants): every test of
 # this run uses the NATS JetStream bus instead of the embedded one.
 if [ -n "${APOLLO_E2E_NATS:-}" ]; then start_nats; fi

@@ -15,37 +15,19 @@ LEASE_S=5  # the default lease
 start_postgres
 start_nats
 
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
-declare -A RPORT=() RPID=()
-for r in 1 2 3; do RPORT[$r]=$(free_port); done
-SERVERS="127.0.0.1:${RPORT[1]},127.0.0.1:${RPORT[2]},127.0.0.1:${RPORT[3]}"
+for r in 1 2 3; do RPORT[$r]=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'); done
+SERVERS=$(replica_servers)
 cli() { "$BIN/apollo-cli" --server "$SERVERS" "$@"; }
+# follower N: replica rN is listed and does not lead.
+follower() {
+  cluster_status | jq -e --arg r "r$1" '.replicas[] | select(.replica_id == $r and .leader == false)'
+}
 
 cat >"$E2E_DIR/orchestrator.yaml" <<YAML
 ack_timeout: 2
 dispatch_interval: 200ms
 YAML
-start_replica() {
-  local r=$1
-  "$BIN/orchestrator" --config "$E2E_DIR/orchestrator.yaml" --replica-id "r$r" \
-    --listen "127.0.0.1:${RPORT[$r]}" --store "$PG_URL" --bus "$APOLLO_E2E_BUS" --http-listen off \
-    >>"$E2E_DIR/r$r.log" 2>&1 &
-  RPID[$r]=$!
-  EXTRA_PIDS+=("${RPID[$r]}")
-  wait_until 30 "replica r$r listening" grep -q "listening on" "$E2E_DIR/r$r.log"
-}
-# The leader's replica number, from cluster status (any replica answers).
-leader() {
-  cli -o json cluster status | jq -r '.replicas[] | select(.leader) | .replica_id' | sed 's/^r//'
-}
-# follower N: replica rN is listed and does not lead.
-follower() {
-  cli -o json cluster status | jq -e --arg r "r$1" '.replicas[] | select(.replica_id == $r and .leader == false)'
-}
-leader_epoch() { cli -o json cluster status | jq -r '.leases[] | select(.name == "leader") | .epoch'; }
-has_leader() { [ -n "$(leader)" ]; }
-
-for r in 1 2 3; do start_replica $r; done
+for r in 1 2 3; do start_replica $r "$PG_URL"; done
 wait_until 20 "a leader" has_leader
 first=$(leader)
 echo "leader: r$first (epoch $(leader_epoch))"
@@ -116,7 +98,7 @@ no_reruns
 check_pass "leader killed mid-run: 201 tasks SUCCEEDED, none ran twice, dispatch resumed in ${resumed}s"
 
 # The killed replica comes back as a follower.
-start_replica "$first"
+start_replica "$first" "$PG_URL"
 wait_until 20 "r$first listed again as a follower" follower "$first"
 
 # 2. SIGSTOP the leader for three lease lengths (a long GC-like pause).
