@@ -66,7 +66,7 @@ new_db failover
 RPORT=()
 for r in 1 2 3; do start_replica "$r" "$(db_url failover)"; done
 wait_until 20 "a leader" has_leader
-for n in 1 2; do start_agent "a$n" --orchestrator "$(servers)"; done
+for n in 1 2; do start_agent "a$n" --orchestrator "$(replica_servers)"; done
 wait_until 30 "agents connected" all_connected a1 a2
 : >"$E2E_DIR/failover"
 for k in $(seq 1 "$KILLS"); do
