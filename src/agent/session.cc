@@ -38,25 +38,15 @@ IntentRequest FromProto(const apollo::v1::Intent& i) {
   return r;
 }
 
-// The trailing metadata in which a follower names the leader.
-constexpr char kLeaderMetadata[] = "apollo-leader";
-
-// A follower's refusal of the Hello: UNAVAILABLE naming the leader's
-// host:port in `apollo-leader` ("" while no leader is known). A refusal
-// without that key is still recognised by its message ("replica X is not
-// the leader; ..."), the address then read from the status details. Any
-// other failure: nullopt.
-std::optional<std::string> NotLeaderRefusal(const grpc::ClientContext& ctx,
-                                            const grpc::Status& st) {
-  if (st.error_code() != grpc::StatusCode::UNAVAILABLE) return std::nullopt;
-  const auto& trailers = ctx.GetServerTrailingMetadata();
-  if (auto it = trailers.find(kLeaderMetadata); it != trailers.end()) {
-    return std::string(it->second.data(), it->second.size());
+// A follower's refusal of the Hello: UNAVAILABLE, "replica X is not the
+// leader; ...", the leader's host:port in the status details ("" while no
+// leader is known). Any other failure: nullopt.
+std::optional<std::string> NotLeaderRefusal(const grpc::Status& st) {
+  if (st.error_code() != grpc::StatusCode::UNAVAILABLE ||
+      st.error_message().find("is not the leader") == std::string::npos) {
+    return std::nullopt;
   }
-  if (st.error_message().find("is not the leader") != std::string::npos) {
-    return st.error_details();
-  }
-  return std::nullopt;
+  return st.error_details();
 }
 
 // After a replica failed, the next is dialled this soon (plus up to
@@ -270,7 +260,7 @@ Session::SessionEnd Session::RunSession(apollo::v1::AgentGateway::Stub& stub,
   CenterMessage welcome;
   if (!stream->Write(hello) || !stream->Read(&welcome) || !welcome.has_welcome()) {
     grpc::Status st = stream->Finish();
-    if (std::optional<std::string> leader = NotLeaderRefusal(*ctx, st)) {
+    if (std::optional<std::string> leader = NotLeaderRefusal(st)) {
       end.not_leader = true;  // Loop says so, knowing where it goes next
       end.leader = std::move(*leader);
       return end;

@@ -8,7 +8,7 @@
 // Replicas (docs/replicas.md): given several addresses, the session dials
 // one at a time and keeps to the one that accepted it. Only the leader
 // accepts; a follower refuses the Hello (UNAVAILABLE, the leader's
-// host:port in trailing metadata `apollo-leader`). On a refusal, a failed
+// host:port in the status details). On a refusal, a failed
 // connect or a broken stream it moves on (address_ring.h), to the named
 // leader when that is listed; the next dial comes after 200-500 ms, not
 // after the backoff, until every address failed in the round: then the
