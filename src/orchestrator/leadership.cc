@@ -140,7 +140,14 @@ bool Leadership::ClaimOnce() {
     const bool mine = row->holder == replica_id_;
     leader_id_ = row->holder;
     leader_address_ = row->address;
-    if (mine) {
+    if (mine && was_leader && row->epoch != epoch_) {
+      // Lost and taken back: someone else led in between (this replica was
+      // paused past its lease, and its successor's lapsed too). What it
+      // remembers from before may be stale: deposed all the same.
+      deposed = true;
+      held_epoch = epoch_;
+      leader_ = false;
+    } else if (mine) {
       elected = !was_leader;
       held_epoch = epoch_ = row->epoch;
       // Counted from before the claim was sent: the store's expiry is later.
@@ -158,11 +165,12 @@ bool Leadership::ClaimOnce() {
     if (options_.on_elected) options_.on_elected(held_epoch);
   }
   if (deposed) {
-    const std::string why = "the leader lease (epoch " + std::to_string(held_epoch) +
-                            ") was taken by " + row->holder + " at epoch " +
-                            std::to_string(row->epoch) +
-                            " (this replica did not renew it in time: paused, or cut off from "
-                            "the store)";
+    const std::string why =
+        "the leader lease (epoch " + std::to_string(held_epoch) + ") was taken by " +
+        (row->holder == replica_id() ? std::string("another replica, then by this one again")
+                                     : row->holder) +
+        " at epoch " + std::to_string(row->epoch) +
+        " (this replica did not renew it in time: paused, or cut off from the store)";
     if (options_.on_deposed) options_.on_deposed(why);
     return false;
   }

@@ -112,6 +112,24 @@ TEST_F(LeadershipTest, ALeaderWhoseLeaseWasTakenIsDeposedOnce) {
   EXPECT_EQ(ca.deposed.load(), 1);
 }
 
+TEST_F(LeadershipTest, ALeaderWhoseLeaseSomeoneHeldInBetweenIsDeposedToo) {
+  Counts ca;
+  Leadership a(Options(ca), *store_, clock_);
+  a.Start("a", "127.0.0.1:1");
+  ASSERT_TRUE(a.leader());
+  // While a was "paused": x took the lease and let it go again, so a's next
+  // renewal finds it free and takes it at epoch 3, not at its own 1.
+  ASSERT_TRUE(store_->ReleaseLease(store::kLeaderLease, "a", 1).ok());
+  store::LeaseClaim x;
+  x.replica_id = "x";
+  x.ttl = 10s;
+  ASSERT_EQ(store_->ClaimLease(x)->epoch, 2);
+  ASSERT_TRUE(store_->ReleaseLease(store::kLeaderLease, "x", 2).ok());
+  ASSERT_TRUE(Eventually([&] { return ca.deposed.load() > 0; }));
+  EXPECT_FALSE(a.leader());
+  EXPECT_NE(ca.why.find("then by this one again at epoch 3"), std::string::npos) << ca.why;
+}
+
 TEST_F(LeadershipTest, SingleModeLeadsAtOnceWithoutAFence) {
   Counts c;
   LeadershipOptions o = Options(c);

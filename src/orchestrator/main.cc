@@ -198,15 +198,21 @@ int Run(const OrchestratorConfig& config) {
   lead.single = single;
   lead.ttl = config.replication.lease_ttl;
   lead.log = [](const std::string& line) { apollo::log::Info(line); };
+  // The leader's own work starts on a thread of its own: subscribing the
+  // NATS consumers takes round trips that must not hold up the lease's
+  // renewals. Once per process (a deposed leader restarts).
+  std::thread leader_work;
   lead.on_elected = [&](int64_t) {
-    if (apollo::Status s = (*bus)->StartConsumers(); !s.ok()) {
-      apollo::log::Error(Msg("cannot start consuming events: ", s.message()));
-    }
-    alert_notifier.Start();
-    retention_runner.Start();
-    // A replica taking over dispatches at once; a single orchestrator keeps
-    // its usual first pass, one dispatch interval after start.
-    if (!single) brain.Kick();
+    leader_work = std::thread([&] {
+      if (apollo::Status s = (*bus)->StartConsumers(); !s.ok()) {
+        apollo::log::Error(Msg("cannot start consuming events: ", s.message()));
+      }
+      alert_notifier.Start();
+      retention_runner.Start();
+      // A replica taking over dispatches at once; a single orchestrator
+      // keeps its usual first pass, one dispatch interval after start.
+      if (!single) brain.Kick();
+    });
   };
   lead.on_deposed = [](const std::string& why) { RestartAsFollower(why); };
   apollo::orchestrator::Leadership leadership(lead, st, clock);
@@ -320,6 +326,7 @@ int Run(const OrchestratorConfig& config) {
                         ", shutting down (in-flight commits finish; agents will reconnect)"));
   if (http) http->Stop();
   leadership.Stop();  // a follower takes over now, not after the lease
+  if (leader_work.joinable()) leader_work.join();
   server->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(5));
   retention_runner.Stop();
   brain.Stop();

@@ -92,7 +92,8 @@ start_replica() {
     RPORT[$r]=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
   [ ! -f "$E2E_DIR/orchestrator.yaml" ] || cfg=(--config "$E2E_DIR/orchestrator.yaml")
   "$BIN/orchestrator" "${cfg[@]}" --replica-id "r$r" --listen "127.0.0.1:${RPORT[$r]}" \
-    --store "$store" --bus "${APOLLO_E2E_BUS:-embedded}" --http-listen off >>"$E2E_DIR/r$r.log" 2>&1 &
+    --store "$store" --bus "${APOLLO_E2E_BUS:-embedded}" --http-listen off --log-format json \
+    >>"$E2E_DIR/r$r.log" 2>&1 &
   RPID[$r]=$!
   EXTRA_PIDS+=("${RPID[$r]}")
   wait_until 30 "replica r$r listening" grep -q "listening on" "$E2E_DIR/r$r.log"

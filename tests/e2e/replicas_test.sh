@@ -88,8 +88,16 @@ echo "killed the leader r$first"
 write_task "$E2E_DIR/probe.yaml" probe-1 exec "{type: nodes, nodes: [a1]}" "{argv: [sh, -c, '$JOURNAL_CMD']}"
 cli task submit --file "$E2E_DIR/probe.yaml" >/dev/null || die "submit the probe through a follower"
 wait_until $((LEASE_S + 25)) "probe-1 SUCCEEDED" task_status_is probe-1 SUCCEEDED
-resumed=$(python3 -c "import time; print(f'{time.time() - $killed_at:.1f}')")
-echo "dispatch resumed ${resumed}s after kill -9 of the leader (lease ${LEASE_S}s): new leader r$(leader), epoch $(leader_epoch)"
+done_s=$(python3 -c "import time; print(f'{time.time() - $killed_at:.1f}')")
+# When the new leader dispatched it: the probe's DISPATCHED entry, in the
+# store's clock (this machine's), not when this script saw it succeed.
+dispatched_at=$(cli -o json task events --task-id probe-1 |
+  jq -r '[.entries[] | select(.to == "DISPATCHED")][0].at')
+resumed=$(python3 -c "
+from datetime import datetime
+t = datetime.fromisoformat('$dispatched_at'.replace('Z', '+00:00')).timestamp()
+print(f'{t - $killed_at:.1f}')")
+echo "dispatch resumed ${resumed}s after kill -9 of the leader (lease ${LEASE_S}s; the probe SUCCEEDED after ${done_s}s): new leader r$(leader), epoch $(leader_epoch)"
 python3 -c "import sys; sys.exit(0 if $resumed <= $LEASE_S + 5 else 1)" ||
   fail "dispatch resumed ${resumed}s after the kill, more than lease + 5 s"
 wait_until 120 "all 201 tasks SUCCEEDED" at_least_succeeded 201
