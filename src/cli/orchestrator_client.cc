@@ -126,8 +126,9 @@ Status OrchestratorClient::Fail(const grpc::Status& s, const std::string& task_i
   return st;
 }
 
-template <typename Resp, typename Invoke>
-Result<Resp> OrchestratorClient::Call(const std::string& task_id, Invoke invoke) {
+template <typename Attempt>
+Status OrchestratorClient::Failover(const std::string& task_id, double deadline_s,
+                                    Attempt attempt) {
   // Each address at most once, starting at the one that answered last.
   for (size_t tried = 1;; ++tried) {
     const bool last = tried >= endpoints_.size();
@@ -136,16 +137,27 @@ Result<Resp> OrchestratorClient::Call(const std::string& task_id, Invoke invoke)
       continue;
     }
     grpc::ClientContext ctx;
-    Prepare(ctx, timeout_s_);
-    Resp resp;
-    grpc::Status s = invoke(ctx, resp);  // on stub_: the current address
-    if (s.ok()) return resp;
-    const bool unreachable = Unreachable(s);
+    Prepare(ctx, deadline_s);
+    bool answered = false;                    // the server sent something: no other address
+    grpc::Status s = attempt(ctx, answered);  // on stub_: the current address
+    if (s.ok()) return Status::Ok();
+    const bool unreachable = !answered && Unreachable(s);
     if (!unreachable || last) {
-      return Fail(s, task_id, timeout_s_, unreachable && endpoints_.size() > 1);
+      return Fail(s, task_id, deadline_s, unreachable && endpoints_.size() > 1);
     }
     Advance();
   }
+}
+
+template <typename Resp, typename Invoke>
+Result<Resp> OrchestratorClient::Call(const std::string& task_id, Invoke invoke) {
+  Resp resp;
+  Status s = Failover(task_id, timeout_s_, [&](grpc::ClientContext& ctx, bool&) {
+    resp = Resp();  // nothing of a failed attempt carried over
+    return invoke(ctx, resp);
+  });
+  if (!s.ok()) return s;
+  return resp;
 }
 
 Result<v1::SubmitTasksResponse> OrchestratorClient::SubmitTasks(const v1::SubmitTasksRequest& req) {
@@ -281,35 +293,22 @@ Result<v1::TaskEventsResponse> OrchestratorClient::TaskEvents(const std::string&
 template <typename Msg, typename Open, typename OnMsg>
 Status OrchestratorClient::Stream(const std::string& task_id, double deadline_s, Open open,
                                   OnMsg on_msg) {
-  for (size_t tried = 1;; ++tried) {
-    const bool last = tried >= endpoints_.size();
-    if (!last && !Connect()) {
-      Advance();
-      continue;
-    }
-    grpc::ClientContext ctx;
-    Prepare(ctx, deadline_s);
+  std::optional<Status> done;  // the caller stopped the stream with this
+  Status s = Failover(task_id, deadline_s, [&](grpc::ClientContext& ctx, bool& answered) {
     std::unique_ptr<grpc::ClientReader<Msg>> reader = open(ctx);  // on stub_
     Msg msg;
-    bool received = false;  // once a message was handled, no other address
     while (reader->Read(&msg)) {
-      received = true;
-      if (std::optional<Status> done = on_msg(msg)) {
-        // Stopped by the caller: cancel so Finish() does not wait for the
-        // server to close the stream.
+      answered = true;  // once a message was handled, no other address
+      if ((done = on_msg(msg))) {
+        // Cancelled so Finish() does not wait for the server to close it.
         ctx.TryCancel();
         (void)reader->Finish();
-        return *done;
+        return grpc::Status::OK;
       }
     }
-    grpc::Status s = reader->Finish();
-    if (s.ok()) return Status::Ok();
-    const bool unreachable = !received && Unreachable(s);
-    if (!unreachable || last) {
-      return Fail(s, task_id, deadline_s, unreachable && endpoints_.size() > 1);
-    }
-    Advance();
-  }
+    return reader->Finish();
+  });
+  return done ? *done : s;
 }
 
 Status OrchestratorClient::WatchTask(const std::string& task_id, double max_wait_s,

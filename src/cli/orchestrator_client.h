@@ -113,6 +113,12 @@ class OrchestratorClient {
   // instantiated in the .cc only.
   template <typename Resp, typename Invoke>
   Result<Resp> Call(const std::string& task_id, Invoke invoke);
+  // The failover both use: `attempt(ctx, answered)` makes the call on
+  // stub_ and sets `answered` once the server sent anything; while an
+  // address cannot be reached (and nothing was answered) the next is tried,
+  // each at most once. kOk, or the failure as Fail words it.
+  template <typename Attempt>
+  Status Failover(const std::string& task_id, double deadline_s, Attempt attempt);
   // One server stream, failing over like Call until the first message:
   // `open(ctx)` starts it on stub_, each message goes to `on_msg`, which
   // returns a Status to stop there (nullopt: read on).
