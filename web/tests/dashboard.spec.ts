@@ -154,6 +154,50 @@ rollout: {canary: 1, canary_wait: approve, batch_size: 1}
   ]);
 });
 
+// A GET answered late (a loaded machine) was read before the change the
+// stream already showed: it must not put the older state back, since no
+// later change would come to fix it (a make test run once saw a rollout
+// stay "running" on the page after the stream had shown it waiting).
+test('a slow answer never puts back a state older than the stream showed', async ({ page }) => {
+  const api = `${process.env.APOLLO_HTTP_URL}/api/v1/tasks/ui-slow`;
+  await SubmitOutOfBand(`task_id: ui-slow
+intent: noop
+target_selector: {type: label, key: role, value: worker}
+timeout: 30
+rollout: {canary: 1, canary_wait: approve, batch_size: 1}
+`);
+  await expect
+    .poll(async () => ((await (await fetch(api)).json()) as { rollout?: { state: string } }).rollout?.state)
+    .toBe('awaiting_approval');
+  // The page's first read of the task is answered only after the approval
+  // committed and the stream showed its outcome.
+  let held: (() => Promise<void>) | null = null;
+  const heldReady = new Promise<void>((ready) => {
+    void page.route(/\/api\/v1\/tasks\/ui-slow$/, async (route) => {
+      if (held) return route.continue();
+      const stale = await route.fetch();  // read now: awaiting_approval
+      held = () => route.fulfill({ response: stale });
+      ready();
+    });
+  });
+  await page.goto(UiUrl('#/tasks/ui-slow'));
+  await heldReady;
+  const approved = await fetch(`${api}/rollout`, {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json' },
+    body: JSON.stringify({ action: 'approve', reason: 'slow answer test' }),
+  });
+  expect(approved.status, await approved.text()).toBe(200);
+  const panel = page.getByTestId('rollout');
+  await expect(panel).toHaveAttribute('data-state', 'completed', { timeout: 20_000 });
+  // Now the stale answer (the page handles it within milliseconds; a
+  // second is ample): the page must still show the streamed state.
+  await held!();
+  await page.waitForTimeout(1000);
+  await expect(panel).toHaveAttribute('data-state', 'completed', { timeout: 0 });
+  await page.unrouteAll({ behavior: 'ignoreErrors' });
+});
+
 test('a refused task file shows each problem against its line', async ({ page }) => {
   await page.goto(UiUrl('#/submit'));
   await page.getByTestId('task-file').fill('task_id: bad id!\nintent: noop\ntarget_selector: {type: label, key: role, value: worker}\ntimeout: soon\n');

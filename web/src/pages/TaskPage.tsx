@@ -316,6 +316,12 @@ export function TaskPage({ id }: { id: string }) {
   const [graphError, setGraphError] = useState<unknown>(null);
   const graphAt = useRef(0);
   const eventsTimer = useRef<number | undefined>(undefined);
+  // States of this task the stream delivered so far. A fetch answered
+  // after the stream delivered one was read at the server before it, or
+  // while nothing changed: it must not overwrite the streamed state (a
+  // slow GET once put a rollout back to "running" after the stream had
+  // shown it waiting for approval, and no later change came to fix it).
+  const streamed = useRef(0);
   const path = `api/v1/tasks/${encodeURIComponent(id)}`;
 
   const loadEvents = async () => {
@@ -338,9 +344,10 @@ export function TaskPage({ id }: { id: string }) {
     }
   };
   const load = async (withGraph: boolean) => {
+    const before = streamed.current;
     try {
       const t = await Api<Task>(path);
-      setTask(t);
+      if (streamed.current === before) setTask(t);
       setError(null);
       void loadEvents();
       if (withGraph || Date.now() - graphAt.current > kGraphRefreshMs) void loadGraph(t);
@@ -356,6 +363,7 @@ export function TaskPage({ id }: { id: string }) {
   useFeed({
     onTask: (t) => {
       if (t.task_id === id) {
+        streamed.current++;
         setTask(t);
         // Several transitions often commit together: one events fetch.
         window.clearTimeout(eventsTimer.current);

@@ -61,6 +61,9 @@ export function TasksPage({ query }: { query: URLSearchParams }) {
   const [error, setError] = useState<unknown>(null);
   const [updated, setUpdated] = useState(0);
   const seq = useRef(0);
+  // Statuses the stream delivered while a list fetch was in flight: the
+  // fetch read the list before them, so they win over its answer.
+  const streamed = useRef(new Map<string, string>());
   const refetchTimer = useRef<number | undefined>(undefined);
   const key = `${filters.status}|${filters.intent}|${filters.meta}`;
   const tokens = paging.key === key ? paging.tokens : [''];
@@ -69,6 +72,7 @@ export function TasksPage({ query }: { query: URLSearchParams }) {
 
   const load = async () => {
     const my = ++seq.current;
+    streamed.current.clear();
     const [mk, mv] = filters.meta.split('=', 2);
     try {
       const resp = await Api<ListTasksResponse>('api/v1/tasks', {
@@ -81,7 +85,11 @@ export function TasksPage({ query }: { query: URLSearchParams }) {
         },
       });
       if (my !== seq.current) return;
-      setPage(resp);
+      const newer = streamed.current;
+      setPage({
+        ...resp,
+        tasks: resp.tasks.map((t) => (newer.has(t.task_id) ? { ...t, status: newer.get(t.task_id)! } : t)),
+      });
       setError(null);
       setUpdated(Date.now());
     } catch (e) {
@@ -96,6 +104,7 @@ export function TasksPage({ query }: { query: URLSearchParams }) {
 
   useFeed({
     onTask: (t) => {
+      streamed.current.set(t.task_id, t.status);
       setPage((p) => {
         if (!p) return p;
         const i = p.tasks.findIndex((x) => x.task_id === t.task_id);
