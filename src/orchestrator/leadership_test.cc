@@ -2,6 +2,11 @@
 // the store's, checked on both engines by store_lease_test.cc): one leader
 // at a time, a clean stop hands over at once, and a leader whose lease was
 // taken is deposed exactly once.
+//
+// Time is a ManualClock shared by the store and the replicas: a lease
+// lapses only when the test moves the clock past it, never because a
+// loaded machine (ASan in CI) ran a renewal late. Renewals still come on
+// the lease thread's own real-time cadence; the test waits for them.
 #include "orchestrator/leadership.h"
 
 #include <gtest/gtest.h>
@@ -40,7 +45,7 @@ class LeadershipTest : public ::testing::Test {
   };
   LeadershipOptions Options(Counts& c) {
     LeadershipOptions o;
-    o.ttl = 1s;  // renewed every 333 ms: slack for a loaded machine (ASan)
+    o.ttl = 600ms;  // tried every 200 ms of real time; lapses only by clock_
     o.on_elected = [&c](int64_t) { c.elected++; };
     o.on_deposed = [&c](const std::string& why) {
       c.why = why;
@@ -48,17 +53,29 @@ class LeadershipTest : public ::testing::Test {
     };
     return o;
   }
-  // Polls `pred` for up to 5 s.
+  // Polls `pred` for up to 30 s (a renewal is due every ttl / 3).
   template <typename Pred>
   static bool Eventually(Pred pred) {
-    for (int i = 0; i < 500; ++i) {
+    for (int i = 0; i < 3000; ++i) {
       if (pred()) return true;
       std::this_thread::sleep_for(10ms);
     }
     return pred();
   }
 
-  RealClock clock_;
+  // The leader lease as the store has it (holder "" when there is none).
+  store::LeaseRow Lease() {
+    auto view = store_->ReadCluster();
+    EXPECT_TRUE(view.ok()) << view.status().ToString();
+    if (view.ok()) {
+      for (const store::LeaseRow& l : view->leases) {
+        if (l.lease == store::kLeaderLease) return l;
+      }
+    }
+    return {};
+  }
+
+  ManualClock clock_;
   std::string dir_;
   std::unique_ptr<store::StateStore> store_;
 };
@@ -80,10 +97,17 @@ TEST_F(LeadershipTest, OneLeadsTheOtherFollowsAndAStopHandsOver) {
   EXPECT_EQ(b.leader_id(), "a");
   EXPECT_EQ(b.leader_address(), "127.0.0.1:1");
 
-  // Renewals keep a leading for several lease lengths.
-  std::this_thread::sleep_for(2500ms);
+  // Renewals keep a leading for several lease lengths: the clock moves
+  // half a lease at a time, each time after a's renewal at the time before.
+  for (int i = 0; i < 6; ++i) {
+    const TimePoint now = clock_.Now();
+    ASSERT_TRUE(Eventually([&] { return Lease().renewed_at >= now; })) << "step " << i;
+    EXPECT_EQ(Lease().holder, "a");
+    clock_.Advance(300ms);
+  }
   EXPECT_TRUE(a.leader());
   EXPECT_FALSE(b.leader());
+  EXPECT_EQ(Lease().epoch, 1);
 
   a.Stop();  // releases: b takes over at its next try, not after the ttl
   EXPECT_FALSE(a.leader());
@@ -108,7 +132,7 @@ TEST_F(LeadershipTest, ALeaderWhoseLeaseWasTakenIsDeposedOnce) {
   EXPECT_FALSE(a.leader());
   EXPECT_FALSE(a.fence().has_value());
   EXPECT_NE(ca.why.find("taken by x at epoch 2"), std::string::npos) << ca.why;
-  std::this_thread::sleep_for(300ms);
+  std::this_thread::sleep_for(500ms);  // past the next try, were there one
   EXPECT_EQ(ca.deposed.load(), 1);
 }
 
