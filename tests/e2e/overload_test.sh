@@ -83,17 +83,17 @@ total=$(awk '{s+=$1} END {print s}' "$E2E_DIR/retry-rate")
 check_pass "200 tasks failing at once: 200 retries, peak $peak/s within the bucket (20/s, burst 10)"
 
 # ---- 3: a 5,000-task burst against one slow agent, fresh store and agent.
-# The agent takes an intent every 8 ms at best (--test-intent-delay-ms: a
-# slow disk or CPU; an agent accepts, i.e. logs ACCEPTED, on receipt, so
-# only a slow taker keeps the backlog in the center's dispatch queue, which
-# is what the watermarks measure) and runs one task at a time
-# (max_concurrency 1), each a 2 ms sleep. A burst submitted in files of 250
-# fills the queue (capacity 1,000) past 80 % (alert) and 90 % (pause);
-# refused files are resubmitted until accepted, as a client should. The ack
-# timeout is long enough that the backlog is not re-sent while it waits.
-# (At 4 ms a fresh-clone run beside the two chaos runs drained the queue
-# faster than the CLI, starved of CPU, submitted: it reached the 80 % alert
-# but never 90 %.)
+# The agent is away when the burst starts (as on a bad day: it restarts),
+# so the first files fill the dispatch queue (capacity 1,000; PENDING rows
+# count) past 80 % (alert) and 90 % (pause) whatever the machine's speed;
+# the next file is refused (queue_paused, retryable). Then the agent comes
+# back, taking an intent every 8 ms at best (--test-intent-delay-ms: a slow
+# disk or CPU) and running one task at a time (max_concurrency 1), each a
+# 2 ms sleep; refused files are resubmitted until accepted, as a client
+# should. The ack timeout is long enough that the backlog is not re-sent
+# while it waits. (With the agent there from the start, whether the queue
+# ever reached 90 % depended on the CLI outpacing the agent: CI, starved of
+# CPU, once saw no refusal at all.)
 kill_agent edge-1
 kill_orchestrator
 cat >"$E2E_DIR/orchestrator2.yaml" <<YAML
@@ -107,8 +107,10 @@ rm -rf "$E2E_DIR/edge-1"
 printf 'max_concurrency: 1\n' >"$E2E_DIR/slow-agent.yaml"
 start_agent edge-1 --config "$E2E_DIR/slow-agent.yaml" --test-intent-delay-ms 8
 wait_until 20 "agent connected" all_connected edge-1
-BURST=5000 FILE_SIZE=250
-refused=0 resumed_after_refusal=0 accepted=0
+kill_agent edge-1  # registered, now away
+BURST=5000 FILE_SIZE=250 FILL=4
+refused=0 resumed_after_refusal=0 accepted=0 agent_back=0
+queue_paused() { [ "$(cli -o json intent list | jq -r .queue.paused)" = true ]; }
 burst_start=$(date +%s)
 for part in $(seq 1 $((BURST / FILE_SIZE))); do
   tasks_file "$E2E_DIR/burst$part.yaml" "burst$part" "$FILE_SIZE" sleep "{seconds: 0.002}" 0
@@ -119,9 +121,17 @@ for part in $(seq 1 $((BURST / FILE_SIZE))); do
       break
     fi
     grep -q "queue_paused" "$E2E_DIR/err" || die "burst$part refused for another reason: $(cat "$E2E_DIR/err")"
+    [ "$part" -gt "$FILL" ] || fail "burst$part refused before the queue held $((FILL * FILE_SIZE)) rows: $(cat "$E2E_DIR/err")"
     refused=$((refused + 1))
+    if [ "$agent_back" = 0 ]; then
+      start_agent edge-1 --config "$E2E_DIR/slow-agent.yaml" --test-intent-delay-ms 8
+      agent_back=1
+    fi
     sleep 0.2
   done
+  # The queue holds FILL files' rows and nobody takes them: it pauses at
+  # its next check (every dispatch pass).
+  [ "$part" = "$FILL" ] && wait_until 20 "the queue paused at $((FILL * FILE_SIZE)) of 1000" queue_paused
 done
 [ "$accepted" = "$BURST" ] || fail "only $accepted of $BURST tasks were accepted"
 [ "$refused" -gt 0 ] || fail "no submission was refused: the queue never paused"
@@ -138,7 +148,7 @@ count_status() {
   echo "$n"
 }
 burst_done() { [ "$(count_status SUCCEEDED)" -ge "$BURST" ]; }
-wait_until 150 "all $BURST burst tasks SUCCEEDED" burst_done
+wait_until 300 "all $BURST burst tasks SUCCEEDED" burst_done
 burst_secs=$(( $(date +%s) - burst_start ))
 n_ok=$(count_status SUCCEEDED)
 [ "$n_ok" = "$BURST" ] || fail "want exactly $BURST SUCCEEDED, got $n_ok"
