@@ -132,7 +132,22 @@ grpc::Status ApiService::Submit(const apollo::v1::SubmitTasksRequest* req,
   options.default_start_timeout = orchestrator_.options().default_start_timeout;
   options.audit = audit;
   options.plan_dispatch = [this](store::NewTask& t) { orchestrator_.PlanDispatch(t); };
-  Status s = SubmitTaskFile(*req, options, store_, orchestrator_.ids(), resp, &stored);
+  Status s;
+  {
+    // Rows the create dispatches are the leader's work: fenced by its epoch
+    // like every dispatch (no fence on a follower, which plans none).
+    LeaderScope fenced(orchestrator_.leadership());
+    s = SubmitTaskFile(*req, options, store_, orchestrator_.ids(), resp, &stored);
+  }
+  if (s.code() == StatusCode::kFailedPrecondition && s.message().starts_with("fenced")) {
+    // This replica was deposed and does not know yet: the tasks are stored
+    // without dispatch (nothing of the refused create was), for the new
+    // leader's next pass. The operator's submission does not fail for it.
+    resp->Clear();
+    stored.clear();
+    options.plan_dispatch = nullptr;
+    s = SubmitTaskFile(*req, options, store_, orchestrator_.ids(), resp, &stored);
+  }
   if (s.ok() && !req->dry_run() && resp->errors_size() == 0) {
     // Rows the create did not dispatch are the dispatch loop's (a kick,
     // not its next tick); a submit dispatched whole needs no pass.
@@ -218,6 +233,11 @@ grpc::Status ApiService::Cancel(const apollo::v1::CancelTaskRequest* req, apollo
       r.cause = store::Cause::kCancel;
       r.expected_version = n.version;
       r.detail = reason;
+      // Only the leader holds the agents' sessions: through a follower, the
+      // row becomes due for the leader to tell the agent.
+      r.deliver_cancel = !orchestrator_.Leads() &&
+                         (n.state == TaskState::kDispatched || n.state == TaskState::kRunning ||
+                          n.state == TaskState::kRetrying);
       requests.push_back(std::move(r));
     }
     if (requests.empty()) break;

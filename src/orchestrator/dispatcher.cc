@@ -113,6 +113,9 @@ size_t Orchestrator::DispatchPass() {
       case store::DueKind::kCompensate:
         HandleCompensate(item, pass);
         break;
+      case store::DueKind::kDeliverCancel:
+        HandleDeliverCancel(item, pass);
+        break;
       case store::DueKind::kNone: break;
     }
     if (pass.staged.size() >= chunk) CommitStaged(pass);
@@ -653,6 +656,30 @@ void Orchestrator::HandleRetryDecision(const store::DueItem& item, Pass& pass) {
   }
   r.detail += ", in " + FormatDuration(d.delay);
   Stage(pass, std::move(r));
+}
+
+void Orchestrator::HandleDeliverCancel(const store::DueItem& item, Pass& pass) {
+  store::TransitionRequest done;
+  done.task_id = item.task_id;
+  done.node_id = item.node_id;
+  done.cause = store::Cause::kCancel;
+  done.expected_version = item.version;
+  done.cancel_delivered = true;
+  std::shared_ptr<SessionHandle> session = PassSession(pass, item.node_id);
+  if (!session) {
+    // Away: the agent's sync when it is back stops the run (OnSnapshot).
+    done.detail = "cancel not sent: " + item.node_id +
+                  " is not connected; its sync on reconnect stops the run";
+    Stage(pass, std::move(done));
+    return;
+  }
+  done.detail = "cancel sent to " + item.node_id + " (made through another replica)";
+  // Sent once the note committed, before this chunk's intents: the agent
+  // hears of the cancel before any newer work.
+  Stage(pass, std::move(done), [this, item](Outbox&) {
+    SendCancel(item.task_id, item.node_id, item.attempt,
+               "cancelled by an operator (through another replica)");
+  });
 }
 
 void Orchestrator::HandleCompensate(const store::DueItem& item, Pass& pass) {

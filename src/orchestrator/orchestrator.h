@@ -326,6 +326,9 @@ class Orchestrator final : public SessionHost {
   void HandleUpstreamFailed(const store::DueItem& item, Pass& pass);
   void HandleNotStarted(const store::DueItem& item, Pass& pass);
   void HandleCompensate(const store::DueItem& item, Pass& pass);
+  // A cancel made through a follower (kDeliverCancel): the agent is told
+  // now, or at its sync when it is away.
+  void HandleDeliverCancel(const store::DueItem& item, Pass& pass);
   // Progress before a kill: ask (the row waits one ack timeout), then the
   // answers queued by OnProgress extend the run or time it out.
   void AskProgress(const store::DueItem& item, Pass& pass);

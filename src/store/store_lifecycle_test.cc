@@ -131,6 +131,41 @@ TEST_P(StoreConformanceTest, AFinalFailureOfATaskWithOnFailureIsDueForCompensati
   EXPECT_FALSE(DueOf(store(), clock_.Now() + seconds(3600), "t2").has_value());
 }
 
+// A cancel made through a follower: the row is CANCELLED at once and due
+// for the leader to tell the agent (kDeliverCancel) until it says it did;
+// a cancel without the flag (the leader's own, sent on the spot) is due
+// for nothing.
+TEST_P(StoreConformanceTest, ACancelThroughAFollowerIsDueForDeliveryUntilDelivered) {
+  DriveTo("t1", "n1", TaskState::kRunning);
+  TransitionRequest cancel = Req("t1", "n1", TaskState::kCancelled, Cause::kCancel);
+  cancel.deliver_cancel = true;
+  cancel.detail = "cancelled by an operator";
+  Result<std::vector<EventOutcome>> o = store().Transition({&cancel, 1});
+  ASSERT_TRUE(o.ok()) << o.status().ToString();
+  EXPECT_EQ(o->at(0).outcome, Outcome::kApplied);
+  EXPECT_EQ(Row("t1", "n1").state, TaskState::kCancelled);
+  std::optional<DueItem> due = DueOf(store(), clock_.Now(), "t1");
+  ASSERT_TRUE(due.has_value());
+  EXPECT_EQ(due->kind, DueKind::kDeliverCancel);
+  EXPECT_EQ(due->state, TaskState::kCancelled);
+  EXPECT_EQ(due->attempt, 1u);
+
+  TransitionRequest done = Req("t1", "n1", std::nullopt, Cause::kCancel);
+  done.cancel_delivered = true;
+  done.detail = "cancel sent to n1";
+  o = store().Transition({&done, 1});
+  ASSERT_TRUE(o.ok());
+  EXPECT_EQ(o->at(0).outcome, Outcome::kApplied);
+  EXPECT_FALSE(DueOf(store(), clock_.Now() + seconds(3600), "t1").has_value());
+  EXPECT_EQ(Row("t1", "n1").state, TaskState::kCancelled);
+  Result<std::vector<HistoryRow>> h = store().GetHistory("t1");
+  EXPECT_EQ(h->back().detail, "cancel sent to n1");
+
+  DriveTo("t2", "n1", TaskState::kRunning);
+  EXPECT_EQ(Move("t2", "n1", TaskState::kCancelled, Cause::kCancel).outcome, Outcome::kApplied);
+  EXPECT_FALSE(DueOf(store(), clock_.Now() + seconds(3600), "t2").has_value());
+}
+
 TEST_P(StoreConformanceTest, AnExtensionMovesTheExecutionDeadlineAndCounts) {
   DriveTo("t1", "n1", TaskState::kRunning);  // 60 s timeout
   TransitionRequest ext = Req("t1", "n1", std::nullopt, Cause::kExtended);

@@ -13,6 +13,8 @@ std::string_view DueKindName(DueKind k) {
     case DueKind::kUpstreamFailed: return "upstream_failed";
     case DueKind::kCompensate:
       return "compensate";
+    case DueKind::kDeliverCancel:
+      return "deliver_cancel";
   }
   return "unknown";
 }

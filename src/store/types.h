@@ -67,6 +67,9 @@ enum class DueKind : int {
   kUpstreamFailed = 6,  // PENDING but a dependency ended without success
   kCompensate = 7,      // FAILED/TIMEOUT for good, the task has on_failure:
                         // start the compensation (then Transition compensated)
+  kDeliverCancel = 8,   // CANCELLED through a replica that does not hold the
+                        // node's session: the leader tells the agent (then
+                        // Transition cancel_delivered)
 };
 std::string_view DueKindName(DueKind k);
 
@@ -292,6 +295,12 @@ struct TransitionRequest {
   bool extend = false;
   // The row's compensation task exists (to = nullopt): kCompensate is done.
   bool compensated = false;
+  // To CANCELLED, made where the node's session is not (a follower): the
+  // row becomes due kDeliverCancel, so the leader tells the agent to stop.
+  bool deliver_cancel = false;
+  // The leader told the agent, or found it away (to = nullopt; the agent's
+  // sync on reconnect stops the run then): kDeliverCancel is done.
+  bool cancel_delivered = false;
 };
 
 // ---------------------------------------------------------------- nodes --

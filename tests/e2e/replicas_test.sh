@@ -7,7 +7,8 @@
 # three lease lengths: another takes over and finishes the work; after
 # SIGCONT the old leader steps down (log, cluster status), nothing it wrote
 # after it was superseded is in the store (history epochs), nothing ran
-# twice.
+# twice. (3) An operator's cancel made through a follower stops the run on
+# the agent, which only the leader reaches.
 source "$(dirname "$0")/lib.sh" "$1"
 cd "$(dirname "$0")/../.."
 
@@ -146,5 +147,19 @@ for i in $(seq 1 60); do cli -o json task events --task-id "more-$i"; done |
 [ ! -s "$E2E_DIR/fence_violations" ] || fail "a superseded leader's write is in the store: $(cat "$E2E_DIR/fence_violations")"
 no_reruns
 check_pass "leader paused for 3 leases: r$(leader) took over (epoch $old_epoch -> $new_epoch), r$paused stepped down, no stale write stored, none ran twice"
+
+# 3. An operator's cancel through a follower reaches the agent, which is
+# connected to the leader only: the leader tells it at its next pass.
+write_task "$E2E_DIR/long.yaml" long-1 exec "{type: nodes, nodes: [a2]}" "{argv: [sleep, '60']}"
+cli task submit --file "$E2E_DIR/long.yaml" >/dev/null || die "submit long-1"
+wait_until 30 "long-1 RUNNING" task_status_is long-1 RUNNING
+via=$(( $(leader) % 3 + 1 ))
+"$BIN/apollo-cli" --server "127.0.0.1:${RPORT[$via]}" task cancel --task-id long-1 --reason "through r$via" \
+  >/dev/null || die "cancel long-1 through the follower r$via"
+wait_until 15 "a2 stops long-1" grep -q "task long-1 attempt 1: exec CANCELLED" "$E2E_DIR/a2.log"
+grep "task long-1 attempt 1: exec CANCELLED" "$E2E_DIR/a2.log" | tail -n 1
+cli -o json task events --task-id long-1 | jq -e '.entries[] | select(.detail | startswith("cancel sent to a2"))' \
+  >/dev/null || fail "no 'cancel sent' entry in long-1's history"
+check_pass "a cancel made through the follower r$via reached a2 through the leader r$(leader)"
 
 finish

@@ -30,6 +30,10 @@ RowChange BuildChange(WriteTxn& txn, const TransitionRequest& r, const Row& row)
     c.due_at = EarlierDue(c.due_at, c.start_deadline);
     if (c.start_deadline && c.due_kind == DueKind::kNone) c.due_kind = DueKind::kAckTimeout;
   }
+  if (r.deliver_cancel && c.to == TaskState::kCancelled) {
+    c.due_kind = DueKind::kDeliverCancel;
+    c.due_at = ToUnixMicros(txn.now());
+  }
   if (r.blocked_reason) c.blocked_reason = *r.blocked_reason;
   if ((c.to == TaskState::kFailed || c.to == TaskState::kTimeout) && !r.detail.empty()) {
     c.last_error = r.detail;
@@ -73,7 +77,8 @@ class TransitionApplier {
 };
 
 Result<EventOutcome> TransitionApplier::Annotate(const TransitionRequest& r, Row& row) {
-  if (!r.blocked_reason && !r.ack_deadline && !r.exec_deadline && !r.compensated) {
+  if (!r.blocked_reason && !r.ack_deadline && !r.exec_deadline && !r.compensated &&
+      !r.cancel_delivered) {
     return Status::InvalidArgument("transition request for " + r.task_id + "/" + r.node_id +
                                    " changes nothing");
   }
@@ -93,7 +98,8 @@ Result<EventOutcome> TransitionApplier::Annotate(const TransitionRequest& r, Row
     row.due_at = ToUnixMicros(*r.exec_deadline);
     if (r.extend) ++row.extensions;
   }
-  if (r.compensated && row.due_kind == DueKind::kCompensate) {
+  if ((r.compensated && row.due_kind == DueKind::kCompensate) ||
+      (r.cancel_delivered && row.due_kind == DueKind::kDeliverCancel)) {
     row.due_kind = DueKind::kNone;
     row.due_at.reset();
   }
