@@ -10,7 +10,8 @@ seeded random schedule, lets the system converge, collects the store's view,
 the journals and every agent's WAL, and runs checker.py over them.
 
     chaos.py --bin build/dev/bin [--seed N] [--duration S] [--agents N]
-             [--pg] [--nats] [--net auto|netns|proxy] [--faults K,..] [--tasks K,..]
+             [--pg] [--nats] [--replicas N] [--lease-ttl S]
+             [--net auto|netns|proxy] [--faults K,..] [--tasks K,..]
              [--workdir DIR] [--keep]
              [--env NAME=VALUE ...] [--expect-violation KIND ...]
 
@@ -27,6 +28,17 @@ loss: TCP stalls, nothing is closed), or the proxy closing the agent's
 connections and refusing new ones with `proxy`. `auto` (default) takes netns
 when a namespace can be made (root, iproute2, nftables), else proxy. Delays
 come from the proxy in both modes (no sch_netem here).
+
+Several orchestrators (--replicas N, needs --pg; docs/replicas.md): N replicas
+r1..rN on the one PostgreSQL store (and the one nats-server), each on its own
+port, each reaching the store through its own port of a second proxy; agents
+get every replica (through their own proxy port of each), the CLI every
+replica. Extra faults, drawn only then: replica_kill (kill -9 of the leader),
+replica_pause (SIGSTOP of the leader, 1.5-3 leases), replica_partition (the
+leader's store link cut or stalled), replica_slow (every chunk on the
+leader's store link held 0.3-0.8 of a lease); orch_kill hits the replica the
+schedule drew, leader or not. The checker adds stale_epoch. With one
+orchestrator (the default) the run and its schedule are what they were.
 """
 import argparse
 import concurrent.futures
@@ -67,7 +79,10 @@ class SetupError(Exception):
 # ------------------------------------------------------------- schedule --
 
 ALL_FAULTS = ["agent_kill", "orch_kill", "partition_one", "partition_half", "storm",
-              "delay_one", "torn_tail", "clock_skew", "dup_delivery", "store_down"]
+              "delay_one", "torn_tail", "clock_skew", "dup_delivery", "store_down",
+              "replica_kill", "replica_pause", "replica_partition", "replica_slow"]
+# Drawn only with --replicas N > 1 (they need a leader to depose).
+REPLICA_FAULTS = ["replica_kill", "replica_pause", "replica_partition", "replica_slow"]
 
 
 ALL_TASKS = ["simple", "slow", "multi", "flaky", "dag", "cancel", "opretry", "overrun",
@@ -75,9 +90,11 @@ ALL_TASKS = ["simple", "slow", "multi", "flaky", "dag", "cancel", "opretry", "ov
 TASK_WEIGHTS = [30, 15, 12, 12, 12, 10, 9, 6, 8]
 
 
-def make_schedule(seed, duration, n_agents, pg, only=None, tasks=None):
+def make_schedule(seed, duration, n_agents, pg, only=None, tasks=None, replicas=1, lease_ttl=3.0):
     """Workload and faults, from the seed alone: a list of (t, kind, args).
-    `only` narrows the fault kinds, `tasks` the task kinds (default: all)."""
+    `only` narrows the fault kinds, `tasks` the task kinds (default: all).
+    With one orchestrator (replicas 1) the schedule is what it always was:
+    the replica faults and their draws come only with replicas > 1."""
     rng = random.Random(seed)
     acts = []
     kinds, weights = ALL_TASKS, TASK_WEIGHTS
@@ -104,6 +121,8 @@ def make_schedule(seed, duration, n_agents, pg, only=None, tasks=None):
              "delay_one", "torn_tail", "clock_skew", "dup_delivery", "storm"]
     if pg:
         kinds.append("store_down")
+    if replicas > 1:
+        kinds += REPLICA_FAULTS
     if only:
         kinds = [k for k in kinds if k in only] or sorted(only)
     t = 3.0
@@ -118,7 +137,27 @@ def make_schedule(seed, duration, n_agents, pg, only=None, tasks=None):
             f["agent"] = rng.randrange(n_agents)
         if kind == "partition_half":
             f["agents"] = sorted(rng.sample(range(n_agents), n_agents // 2))
+        if replicas > 1 and kind in ["orch_kill"] + REPLICA_FAULTS:
+            # orch_kill: this replica (any role). The replica faults hit the
+            # leader the store names when they start; this one only when no
+            # leader is known then.
+            f["replica"] = rng.randrange(replicas)
         f["hold"] = round(rng.uniform(0.3, 6.0), 2)
+        if kind == "replica_pause":
+            # Long enough to lose the lease (lease + a follower's next try,
+            # + up to 5 s when it was stopped inside a transaction holding
+            # the lease row's share lock): it must step down when resumed.
+            f["hold"] = round(lease_ttl * rng.uniform(1.5, 3.0), 2)
+        if kind == "replica_partition":
+            # Some shorter than the lease (the leader keeps it), most longer.
+            f["hold"] = round(lease_ttl * rng.uniform(0.5, 3.0), 2)
+            f["mode"] = rng.choice(["cut", "stall"])
+        if kind == "replica_slow":
+            # Every chunk on the store link held a third of the lease or
+            # more: renewals commit late, the lease lapses between them, and
+            # the leader learns it was replaced only at its next renewal.
+            f["hold"] = round(lease_ttl * rng.uniform(1.5, 3.0), 2)
+            f["ms"] = round(lease_ttl * 1000 * rng.uniform(0.3, 0.8))
         if kind == "delay_one":
             f["ms"] = rng.choice([200, 1000, 2500])
         if kind == "clock_skew":
@@ -145,15 +184,24 @@ class Cluster:
         for kv in args.env:
             k, _, v = kv.partition("=")
             self.env[k] = v
-        self.orch = None
-        self.orch_port = None
-        self.orch_wanted = True
-        self.orch_spawned_at = 0.0
+        # The orchestrator(s): one, or with --replicas N replicas r1..rN on
+        # the one PostgreSQL store, each on its own port (docs/replicas.md).
+        self.replicas = getattr(args, "replicas", 1)
+        self.replica_ids = [f"r{r + 1}" for r in range(self.replicas)]
+        self.orchs = [None] * self.replicas
+        self.orch_ports = ([None] if self.replicas == 1
+                           else [free_port() for _ in range(self.replicas)])
+        self.orch_wanted = [True] * self.replicas
+        self.orch_spawned_at = [0.0] * self.replicas
         self.orch_restarts = 0
+        self.paused = {}      # replica -> the process SIGSTOPped (replica_pause)
+        self.store_cut = {}   # replica -> "cut" or "stall" (replica_partition)
+        self.pg_proxy = None  # with --replicas: a port per replica in front of PostgreSQL
+        self._leader = (0.0, None)  # (when asked, replica index) for node_list
         self.agents = [None] * args.agents
         self.agent_knobs = [[] for _ in range(args.agents)]  # hidden test flags
         self.names = [f"n{i:02d}" for i in range(args.agents)]
-        self.proxy = None
+        self.proxies = []  # one NetProxy per replica (agents dial every one)
         self.fabric = None  # netns.NetnsFabric with --net netns
         self.pg_dir = None
         self.pg_port = None
@@ -178,6 +226,11 @@ class Cluster:
             raise SetupError(f"initdb failed, see {self.pg_dir}/pg.log")
         self.pg_start()
         self.store_url = f"postgresql://apollo@127.0.0.1:{self.pg_port}/postgres"
+        if self.replicas > 1:
+            # Each replica reaches the store through its own port of a fault
+            # proxy, so one replica alone can be cut off (replica_partition).
+            self.pg_proxy = NetProxy(self.pg_port, self.replicas)
+            self.pg_proxy.start()
 
     def _pg(self, argv):
         cmd = [PGBIN + "/" + argv[0]] + argv[1:]
@@ -224,34 +277,65 @@ class Cluster:
                     # The workload fails on purpose (flaky, operator-retry tasks);
                     # a paused intent would only stretch the convergence wait.
                     "circuit_breaker: {failures: 1000, cool_down: 1}\n"
-                    "retry_budget: {rate_per_s: 1000, burst: 1000}\n")
+                    "retry_budget: {rate_per_s: 1000, burst: 1000}\n"
+                    + (f"replication: {{lease_ttl: {self.args.lease_ttl:g}}}\n"
+                       if self.replicas > 1 else ""))
         with open(os.path.join(self.work, "agent.yaml"), "w") as f:
             f.write("heartbeat_interval: 2\nmax_concurrency: 4\nkill_grace: 1\n"
                     "enabled_intents: [exec, noop, sleep]\n"
                     "reconnect: {initial_backoff_ms: 200, max_backoff_ms: 2000}\n")
 
-    def start_orch(self):
-        logf = open(os.path.join(self.work, "orchestrator.log"), "a")
-        listen = f"127.0.0.1:{self.orch_port or 0}"
-        self.orch = subprocess.Popen(
-            [self.orch_bin, "--listen", listen, "--store", self.store_url,
-             "--bus", self.bus_url, "--config", os.path.join(self.work, "orchestrator.yaml")],
-            stdout=logf, stderr=logf, env=self.env)
+    @property
+    def orch(self):
+        """The orchestrator (replica r1 with --replicas)."""
+        return self.orchs[0]
+
+    @property
+    def orch_port(self):
+        return self.orch_ports[0]
+
+    def orch_log(self, r):
+        return os.path.join(self.work, "orchestrator.log" if self.replicas == 1
+                            else f"orchestrator-{self.replica_ids[r]}.log")
+
+    def store_url_of(self, r):
+        if self.pg_proxy:
+            return f"postgresql://apollo@127.0.0.1:{self.pg_proxy.ports[r]}/postgres"
+        return self.store_url
+
+    def orch_argv(self, r):
+        argv = [self.orch_bin, "--listen", f"127.0.0.1:{self.orch_ports[r] or 0}", "--store",
+                self.store_url_of(r), "--bus", self.bus_url, "--config",
+                os.path.join(self.work, "orchestrator.yaml")]
+        if self.replicas > 1:
+            argv += ["--replica-id", self.replica_ids[r], "--advertise",
+                     f"127.0.0.1:{self.orch_ports[r]}", "--http-listen", "off",
+                     "--log-format", "json"]  # with times: who led when
+        return argv
+
+    def orch_alive(self, r):
+        p = self.orchs[r]
+        return p is not None and p.poll() is None
+
+    def start_orch(self, r=0):
+        logf = open(self.orch_log(r), "a")
+        self.orchs[r] = subprocess.Popen(self.orch_argv(r), stdout=logf, stderr=logf,
+                                         env=self.env)
         logf.close()
         deadline = time.time() + 60
         while time.time() < deadline:
-            if self.orch.poll() is not None:
+            if self.orchs[r].poll() is not None:
                 # A restart can find the old port in TIME_WAIT or the store
                 # briefly down: try again, bounded.
                 return False
-            if self.orch_port is None:
-                with open(os.path.join(self.work, "orchestrator.log")) as f:
+            if self.orch_ports[r] is None:
+                with open(self.orch_log(r)) as f:
                     m = re.findall(r"listening on 127\.0\.0\.1:(\d+)", f.read())
                     if m:
-                        self.orch_port = int(m[-1])
-            if self.orch_port:
+                        self.orch_ports[r] = int(m[-1])
+            if self.orch_ports[r]:
                 try:
-                    socket.create_connection(("127.0.0.1", self.orch_port), 0.2).close()
+                    socket.create_connection(("127.0.0.1", self.orch_ports[r]), 0.2).close()
                     return True
                 except OSError:
                     pass
@@ -259,38 +343,137 @@ class Cluster:
         return False
 
     def ensure_orch(self):
-        for _ in range(30):
-            if self.orch and self.orch.poll() is None:
-                return
-            if self.start_orch():
-                return
-            time.sleep(1)
-        raise SetupError("the orchestrator does not start; see orchestrator.log")
+        for r in range(self.replicas):
+            for _ in range(30):
+                if self.orch_alive(r):
+                    break
+                if self.start_orch(r):
+                    break
+                time.sleep(1)
+            else:
+                raise SetupError(f"the orchestrator does not start; see {self.orch_log(r)}")
 
     def supervise_orch(self):
-        """Like a process supervisor: an orchestrator that is wanted but not
-        running (it exits when it cannot open the store) is started again,
-        at most once a second. Non-blocking."""
-        if not self.orch_wanted or (self.orch and self.orch.poll() is None):
-            return
-        if time.time() - self.orch_spawned_at < 1.0:
-            return
-        if self.orch is not None:
-            self.orch_restarts += 1
-        self.orch_spawned_at = time.time()
-        logf = open(os.path.join(self.work, "orchestrator.log"), "a")
-        self.orch = subprocess.Popen(
-            [self.orch_bin, "--listen", f"127.0.0.1:{self.orch_port}", "--store",
-             self.store_url, "--bus", self.bus_url, "--config",
-             os.path.join(self.work, "orchestrator.yaml")],
-            stdout=logf, stderr=logf, env=self.env)
-        logf.close()
+        """Like a process supervisor: an orchestrator (each replica) that is
+        wanted but not running (it exits when it cannot open the store) is
+        started again, at most once a second. Non-blocking. (A deposed
+        leader restarts itself in place, same pid: nothing to do here.)"""
+        for r in range(self.replicas):
+            if not self.orch_wanted[r] or self.orch_alive(r):
+                continue
+            if time.time() - self.orch_spawned_at[r] < 1.0:
+                continue
+            if self.orchs[r] is not None:
+                self.orch_restarts += 1
+            self.orch_spawned_at[r] = time.time()
+            logf = open(self.orch_log(r), "a")
+            self.orchs[r] = subprocess.Popen(self.orch_argv(r), stdout=logf, stderr=logf,
+                                             env=self.env)
+            logf.close()
 
-    def kill_orch(self):
-        if self.orch and self.orch.poll() is None:
-            self.orch.kill()
-            self.orch.wait()
-        self.orch = None
+    def kill_orch(self, r=0):
+        if self.orch_alive(r):
+            self.orchs[r].kill()  # SIGKILL ends a stopped process too
+            self.orchs[r].wait()
+        self.orchs[r] = None
+        self.paused.pop(r, None)
+
+    def pause_orch(self, r):
+        """SIGSTOP replica r (a long GC-like pause). False if it is not running."""
+        if not self.orch_alive(r) or r in self.paused:
+            return False
+        self.orchs[r].send_signal(signal.SIGSTOP)
+        self.paused[r] = self.orchs[r]
+        return True
+
+    def resume_orch(self, r):
+        p = self.paused.pop(r, None)
+        if p is not None and p.poll() is None:
+            p.send_signal(signal.SIGCONT)
+
+    def cut_store(self, r, mode, ms=0):
+        """Replica r cut off from PostgreSQL: its connections closed and new
+        ones refused (cut), or nothing forwarded either way (stall); or its
+        link slowed, every chunk held `ms` (slow)."""
+        self.store_cut[r] = mode
+        if mode == "cut":
+            self.pg_proxy.partition(r)
+        elif mode == "stall":
+            self.pg_proxy.stall(r)
+        else:
+            self.pg_proxy.set_delay(r, ms)
+
+    def heal_store(self, r):
+        self.store_cut.pop(r, None)
+        self.pg_proxy.set_delay(r, 0)
+        self.pg_proxy.heal(r)
+
+    def up(self):
+        """True while an orchestrator can answer the CLI: one that runs, is
+        not stopped and not cut off from the store."""
+        return any(self.orch_alive(r) and r not in self.paused and r not in self.store_cut
+                   for r in range(self.replicas))
+
+    def faulted(self, r):
+        """Replica r is stopped or cut off from the store by this run."""
+        return r in self.paused or r in self.store_cut
+
+    def servers(self):
+        """--server for apollo-cli: every replica (killed ones too: the CLI
+        fails over from a refused connection at once) but those this run
+        stopped or whose store link it stalls: a call there is accepted and
+        never answered, which costs the CLI its whole deadline (10 s) and
+        the driver, single-threaded, its schedule (a slowed store link: as
+        bad). A replica cut off from the store comes last (it answers with
+        an error)."""
+        order = sorted((r for r in range(self.replicas)
+                        if r not in self.paused and self.store_cut.get(r) in (None, "cut")),
+                       key=lambda r: (self.faulted(r), r))
+        return ",".join(f"127.0.0.1:{self.orch_ports[r]}" for r in order)
+
+    def lease(self):
+        """The leader lease as the store has it (cluster status), asked of
+        the replicas this run left alone only, briefly: the driver must not
+        wait on a stopped replica. None when none answers."""
+        ok = [r for r in range(self.replicas) if self.orch_alive(r) and not self.faulted(r)]
+        if not ok:
+            return None
+        rc, so, _ = self.cli("-o", "json", "cluster", "status", timeout=8, deadline=3,
+                             servers=",".join(f"127.0.0.1:{self.orch_ports[r]}" for r in ok))
+        if rc != 0:
+            return None
+        return next((lease for lease in json.loads(so).get("leases", [])
+                     if lease["name"] == "leader"), None)
+
+    def leader(self):
+        """The replica holding the leader lease by the store (an unexpired
+        lease), or None. Always 0 with one orchestrator."""
+        if self.replicas == 1:
+            return 0
+        lease = self.lease()
+        r = None
+        if lease and not lease["expired"] and lease["holder"] in self.replica_ids:
+            r = self.replica_ids.index(lease["holder"])
+        self._leader = (time.time(), r)
+        return r
+
+    def leader_epoch(self):
+        lease = self.lease()
+        return lease["epoch"] if lease else None
+
+    def node_list(self, timeout=20):
+        """`node list` as the center sees it. With replicas only the leader
+        holds the agents' sessions (a follower shows every node
+        disconnected): asked of the lease holder alone (known for 1 s)."""
+        if self.replicas == 1:
+            return self.cli("-o", "json", "node", "list", timeout=timeout)
+        at, r = self._leader
+        if time.time() - at > 1.0:
+            r = self.leader()
+        if r is None or self.faulted(r) or not self.orch_alive(r):
+            return 1, "", "no leader"
+        return self.cli("-o", "json", "node", "list", timeout=timeout,
+                        deadline=min(10, timeout), servers=f"127.0.0.1:{self.orch_ports[r]}")
 
     # agents
     def agent_dir(self, i):
@@ -302,7 +485,8 @@ class Cluster:
         logf = open(os.path.join(self.work, self.names[i] + ".log"), "a")
         argv = [self.bin + "/edge-agent", "--config", os.path.join(self.work, "agent.yaml"),
                 "--node-id", self.names[i], "--orchestrator",
-                f"{self.proxy.hosts[i]}:{self.proxy.ports[i]}", "--state-dir", self.agent_dir(i),
+                ",".join(f"{p.hosts[i]}:{p.ports[i]}" for p in self.proxies),
+                "--state-dir", self.agent_dir(i),
                 "--wal-path", os.path.join(self.agent_dir(i), "wal"),
                 "--label", "fleet=chaos"]
         argv += self.agent_knobs[i]
@@ -341,33 +525,47 @@ class Cluster:
                 log(f"removed {len(stale)} namespace(s)/link(s) left by dead chaos runs: "
                     f"{', '.join(stale[:5])}{' ...' if len(stale) > 5 else ''}")
             hosts = self.fabric.host_addr
-        self.proxy = NetProxy(self.orch_port, self.args.agents, hosts)
-        self.proxy.start()
+        # One proxy per replica: agent i dials its own port of each.
+        for r in range(self.replicas):
+            self.proxies.append(NetProxy(self.orch_ports[r], self.args.agents, hosts))
+            self.proxies[-1].start()
+
+    @property
+    def proxy(self):
+        return self.proxies[0]
 
     def partition(self, i):
         if self.fabric:
             self.fabric.partition(i)
         else:
-            self.proxy.partition(i)
+            for p in self.proxies:
+                p.partition(i)
 
     def heal(self, i):
         if self.fabric:
             self.fabric.heal(i)
         else:
-            self.proxy.heal(i)
+            for p in self.proxies:
+                p.heal(i)
+
+    def set_delay(self, i, ms):
+        for p in self.proxies:
+            p.set_delay(i, ms)
 
     def shows_connected(self, i):
         """True if the center's node list shows agent i connected now."""
-        if self.orch is None or self.orch.poll() is not None:
+        if not self.up():
             return False
-        rc, so, _ = self.cli("-o", "json", "node", "list", timeout=5)
+        rc, so, _ = self.node_list(timeout=5)
         return rc == 0 and any(n["node_id"] == self.names[i] and n["connected"]
                                for n in json.loads(so)["nodes"])
 
-    def cli(self, *argv, timeout=20):
+    def cli(self, *argv, timeout=20, servers=None, deadline=10):
         try:
             r = subprocess.run([self.bin + "/apollo-cli", "--server",
-                                f"127.0.0.1:{self.orch_port}", "--timeout", "10"] + list(argv),
+                                servers or (f"127.0.0.1:{self.orch_port}" if self.replicas == 1
+                                            else self.servers()),
+                                "--timeout", f"{deadline:g}"] + list(argv),
                                capture_output=True, text=True, timeout=timeout)
             return r.returncode, r.stdout, r.stderr
         except subprocess.TimeoutExpired:
@@ -376,7 +574,8 @@ class Cluster:
     def shutdown(self):
         for i in range(len(self.agents)):
             self.kill_agent(i)
-        self.kill_orch()
+        for r in range(self.replicas):
+            self.kill_orch(r)
         if self.nats and self.nats.poll() is None:
             self.nats.kill()
             self.nats.wait()
@@ -454,6 +653,10 @@ class Faults:
         self.watch = {}
         self.noticed_s = []
         self.watch_polled = 0.0
+        # replica_pause: (replica, lease epoch when stopped, when resumed,
+        # the replica's log size when stopped) of each pause, for the
+        # step-down figures at the end.
+        self.pauses = []
 
     def count(self, kind):
         self.counts[kind] = self.counts.get(kind, 0) + 1
@@ -495,16 +698,50 @@ class Faults:
                 c.agent_knobs[i] = []
                 c.start_agent(i)
             self.later(now + hold * 3, restore)
-        elif kind == "orch_kill":
-            c.kill_orch()
+        elif kind in ("orch_kill", "replica_kill"):
+            # orch_kill: the one orchestrator, or with replicas the one the
+            # schedule drew (leader or not); replica_kill: the leader.
+            r = self.target(f)[0] if kind == "replica_kill" else f.get("replica", 0)
+            c.kill_orch(r)
             self.watch.clear()  # every node shows disconnected now, partitioned or not
-            c.orch_wanted = False
+            c.orch_wanted[r] = False
 
-            def want():
-                c.orch_wanted = True
-                c.orch_spawned_at = 0.0
+            def want(r=r):
+                c.orch_wanted[r] = True
+                c.orch_spawned_at[r] = 0.0
                 c.supervise_orch()
             self.later(now + hold, want)
+        elif kind == "replica_pause":
+            r, led = self.target(f)
+            epoch = c.leader_epoch() if led else None
+            if not c.pause_orch(r):
+                log(f"replica_pause: {c.replica_ids[r]} is not running or already stopped: "
+                    "nothing paused")
+            else:
+                self.watch.clear()
+                offset = os.path.getsize(c.orch_log(r))
+
+                def cont(r=r, led=led, epoch=epoch, offset=offset, at=time.time()):
+                    c.resume_orch(r)
+                    if not led:
+                        log(f"replica_pause: {c.replica_ids[r]} (not the leader) resumed after "
+                            f"{time.time() - at:.1f} s")
+                        return
+                    after = c.leader_epoch()
+                    self.pauses.append((r, epoch, after, offset))
+                    log(f"replica_pause: {c.replica_ids[r]} resumed after "
+                        f"{time.time() - at:.1f} s; lease epoch {epoch} when stopped, {after} now"
+                        + ("" if after is None else
+                           ": it must step down" if after != epoch else ": it kept the lease"))
+                self.later(now + hold, cont)
+        elif kind in ("replica_partition", "replica_slow"):
+            r = self.target(f)[0]
+            if r in c.store_cut:
+                log(f"{kind}: {c.replica_ids[r]}'s store link is already cut, stalled or slowed")
+            else:
+                self.watch.clear()
+                c.cut_store(r, f.get("mode", "slow"), f.get("ms", 0))
+                self.later(now + hold, lambda r=r: c.heal_store(r))
         elif kind == "partition_one":
             i = f["agent"]
             if i not in self.one_cut and i not in self.half_cut and c.shows_connected(i):
@@ -545,8 +782,8 @@ class Faults:
             self.later(now + hold, let_back)
         elif kind == "delay_one":
             i = f["agent"]
-            c.proxy.set_delay(i, f["ms"])
-            self.later(now + hold, lambda: c.proxy.set_delay(i, 0))
+            c.set_delay(i, f["ms"])
+            self.later(now + hold, lambda: c.set_delay(i, 0))
         elif kind == "store_down":
             if not self.store_down:
                 self.store_down = True
@@ -557,6 +794,21 @@ class Faults:
                     self.store_down = False
                 self.later(now + hold, up)
         self.last_fault_end = max(self.last_fault_end, time.time())
+
+    def target(self, f):
+        """The replica a replica fault hits: the leader the store names now,
+        else (no lease held: a handover under way; or the holder is one this
+        run already stopped, killed or cut off) the schedule's pick.
+        Returns (replica, whether it is the leader)."""
+        c = self.c
+        r = c.leader()
+        if r is not None and c.orch_alive(r) and not c.faulted(r):
+            log(f"{f['kind']}: the leader is {c.replica_ids[r]}")
+            return r, True
+        why = ("no leader known now" if r is None else
+               f"the lease holder {c.replica_ids[r]} is already down, stopped or cut off")
+        log(f"{f['kind']}: {why}; hitting {c.replica_ids[f['replica']]} (the schedule's pick)")
+        return f["replica"], False
 
     def end_all(self):
         for _, fn in sorted(self.pending_ends, key=lambda e: e[0]):
@@ -634,6 +886,48 @@ def unsettled(c, statuses, accepted):
     return left
 
 
+def replica_figures(c, faults, work):
+    """With replicas, after convergence: who leads, how often each replica
+    stepped down, whether every pause that cost the leader its lease ended
+    in a step-down; cluster status and the leases table kept in the run dir
+    (evidence when a run fails)."""
+    rc, so, _ = c.cli("-o", "json", "cluster", "status", timeout=20)
+    if rc == 0:
+        with open(os.path.join(work, "cluster.json"), "w") as f:
+            f.write(so)
+    if c.pg_port:
+        with open(os.path.join(work, "leases.txt"), "w") as f:
+            subprocess.run(["psql", "-h", "127.0.0.1", "-p", str(c.pg_port), "-U", "apollo",
+                            "-d", "postgres", "-c", "SELECT * FROM leases",
+                            "-c", "SELECT * FROM replicas",
+                            "-c", "SELECT epoch, count(*), min(hist_id), max(hist_id) "
+                                  "FROM history GROUP BY epoch ORDER BY epoch"],
+                           stdout=f, stderr=subprocess.STDOUT, timeout=30)
+    step_downs = {}
+    for r, rid in enumerate(c.replica_ids):
+        with open(c.orch_log(r), errors="replace") as f:
+            step_downs[rid] = f.read().count("stepping down")
+    lost, stepped, missed = 0, 0, []
+    for r, before, after, offset in faults.pauses:
+        if before is None or after is None or after == before:
+            continue  # it kept the lease (or the epoch was not known)
+        lost += 1
+        with open(c.orch_log(r), errors="replace") as f:
+            f.seek(offset)
+            rest = f.read()
+        if "stepping down" in rest:
+            stepped += 1
+        elif "listening on" not in rest:  # (not killed and started again meanwhile)
+            missed.append(c.replica_ids[r])
+    leader, epoch = c.leader(), c.leader_epoch()
+    log(f"replicas: leader {c.replica_ids[leader] if leader is not None else 'NONE'} at epoch "
+        f"{epoch}; step-downs {step_downs}; paused leaders that lost the lease: {lost}, "
+        f"stepped down: {stepped}" + (f"; did NOT step down: {missed}" if missed else ""))
+    return {"leader": c.replica_ids[leader] if leader is not None else None, "epoch": epoch,
+            "step_downs": step_downs, "pauses_lost_lease": lost, "pauses_stepped_down": stepped,
+            "pauses_not_stepped_down": missed}
+
+
 def choose_net(want):
     """'netns' or 'proxy' for --net WANT, and the line saying which and why;
     None for the mode if netns was asked for and cannot be had."""
@@ -660,7 +954,9 @@ def run(args):
         f"  net {net}  (replay: --seed {seed} --duration {args.duration} --agents {args.agents}"
         f"{' --pg' if args.pg else ''}{' --nats' if args.nats else ''} --net {net}"
         f"{' --faults ' + args.faults if args.faults else ''}"
-        f"{' --tasks ' + args.tasks if args.tasks else ''})")
+        f"{' --tasks ' + args.tasks if args.tasks else ''}"
+        + (f" --replicas {args.replicas} --lease-ttl {args.lease_ttl:g}" if args.replicas > 1
+           else "") + ")")
     work = args.workdir or tempfile.mkdtemp(prefix="apollo-chaos.")
     os.makedirs(work, exist_ok=True)
     if os.geteuid() == 0:
@@ -668,10 +964,13 @@ def run(args):
     log(f"state in {work}")
     only = set(args.faults.split(",")) if args.faults else None
     tasks = set(args.tasks.split(",")) if args.tasks else None
-    schedule = make_schedule(seed, args.duration, args.agents, args.pg, only, tasks)
+    schedule = make_schedule(seed, args.duration, args.agents, args.pg, only, tasks,
+                             args.replicas, args.lease_ttl)
     with open(os.path.join(work, "schedule.json"), "w") as f:
         json.dump({"seed": seed, "duration": args.duration, "agents": args.agents,
-                   "backend": backend, "net": net, "actions": schedule}, f, indent=1)
+                   "backend": backend, "net": net, "actions": schedule}
+                  | ({"replicas": args.replicas, "lease_ttl": args.lease_ttl}
+                     if args.replicas > 1 else {}), f, indent=1)
 
     c = Cluster(args, work)
     rc = 2
@@ -688,7 +987,7 @@ def run(args):
         # Wait (bounded) for the fleet to register before the clock starts.
         deadline = time.time() + 60
         while time.time() < deadline:
-            rc_, so, _ = c.cli("-o", "json", "node", "list")
+            rc_, so, _ = c.node_list()
             if rc_ == 0 and sum(1 for n in json.loads(so)["nodes"] if n["connected"]) == args.agents:
                 break
             time.sleep(0.3)
@@ -726,9 +1025,9 @@ def drive(c, schedule, seed, args, work):
         now = time.time() - t0
         faults.tick(now)
         c.supervise_orch()
-        if faults.watch and c.orch and c.orch.poll() is None and time.time() - faults.watch_polled > 0.5:
+        if faults.watch and c.up() and time.time() - faults.watch_polled > 0.5:
             faults.watch_polled = time.time()
-            rc_, so, _ = c.cli("-o", "json", "node", "list", timeout=5)
+            rc_, so, _ = c.node_list(timeout=5)
             if rc_ == 0:
                 for n in json.loads(so)["nodes"]:
                     i = c.names.index(n["node_id"]) if n["node_id"] in c.names else None
@@ -736,8 +1035,8 @@ def drive(c, schedule, seed, args, work):
                         faults.noticed_s.append(round(time.time() - faults.watch.pop(i), 2))
                         log(f"partition_one: the center shows {n['node_id']} disconnected "
                             f"{faults.noticed_s[-1]} s after the cut")
-        if faults.storm_healed_at and c.orch and c.orch.poll() is None:
-            rc_, so, _ = c.cli("-o", "json", "node", "list", timeout=5)
+        if faults.storm_healed_at and c.up():
+            rc_, so, _ = c.node_list(timeout=5)
             if rc_ == 0 and all(n["connected"] for n in json.loads(so)["nodes"]):
                 faults.storm_reconnect_s.append(round(time.time() - faults.storm_healed_at, 2))
                 log(f"storm: all {args.agents} agents back in {faults.storm_reconnect_s[-1]} s")
@@ -752,7 +1051,7 @@ def drive(c, schedule, seed, args, work):
             if what == "fault":
                 faults.start(a, now)
                 continue
-            if c.orch is None or c.orch.poll() is not None or faults.store_down:
+            if not c.up() or faults.store_down:
                 retry_q.append((now + 1, what, a))
                 continue
             if what == "submit":
@@ -789,12 +1088,17 @@ def drive(c, schedule, seed, args, work):
                     # Not FAILED yet (still running or retrying): ask again.
                     retry_q.append((now + 1.5, what, dict(a, tries=a.get("tries", 0) + 1)))
         time.sleep(0.05)
-    # Heal everything, restart whatever is down.
+    # Heal everything, restart whatever is down: every replica running, none
+    # stopped, none cut off from the store.
     faults.end_all()
-    c.orch_wanted = True
+    c.orch_wanted = [True] * c.replicas
+    for r in range(c.replicas):
+        c.resume_orch(r)
+        if c.pg_proxy:
+            c.heal_store(r)
     for i in range(args.agents):
         c.heal(i)
-        c.proxy.set_delay(i, 0)
+        c.set_delay(i, 0)
         c.start_agent(i)
     c.ensure_orch()
     healed_at = time.time()
@@ -820,6 +1124,7 @@ def drive(c, schedule, seed, args, work):
         log(f"NOT converged after {args.converge_timeout}s: {len(left)} task(s) left, e.g. {left[:5]}")
     else:
         log(f"converged {converged_s:.1f}s after the last fault")
+    replication = replica_figures(c, faults, work) if c.replicas > 1 else None
 
     # Collect. Events an agent logged just before convergence may still be
     # on their way: give the backlogs a bounded grace period (live WAL
@@ -878,6 +1183,8 @@ def drive(c, schedule, seed, args, work):
                 "storm_reconnect_s": faults.storm_reconnect_s,
                 "partition_noticed_s": faults.noticed_s,
                 "converge_timeout_s": args.converge_timeout, "switches": args.env}
+    if replication:
+        run_info.update(replicas=c.replicas, lease_ttl_s=args.lease_ttl, replication=replication)
     with open(os.path.join(work, "run.json"), "w") as f:
         json.dump(run_info, f, indent=1)
     with open(os.path.join(work, "store.json"), "w") as f:
@@ -910,6 +1217,11 @@ def main():
                     help="how partitions are made: nft drop rules in per-agent network "
                     "namespaces (netns, needs root), or the loopback proxy closing connections "
                     "(proxy); auto: netns if a namespace can be made, else proxy")
+    ap.add_argument("--replicas", type=int, default=1,
+                    help="orchestrator replicas on the one store (needs --pg); more than 1 adds "
+                    "the faults " + ", ".join(REPLICA_FAULTS))
+    ap.add_argument("--lease-ttl", type=float, default=3,
+                    help="with --replicas: the leader lease (replication.lease_ttl, s, 1-60)")
     ap.add_argument("--converge-timeout", type=float, default=180)
     ap.add_argument("--ack-timeout", type=float, default=3,
                     help="the orchestrator's ack_timeout (s): lower means more re-sent intents")
@@ -937,6 +1249,17 @@ def main():
     if args.faults and not set(args.faults.split(",")) <= set(ALL_FAULTS):
         print(f"chaos: --faults: unknown kind in '{args.faults}' (known: {', '.join(ALL_FAULTS)})",
               file=sys.stderr)
+        return 2
+    if args.replicas < 1 or (args.replicas > 1 and not args.pg):
+        print(f"chaos: --replicas {args.replicas}: several orchestrators need the PostgreSQL "
+              "store (--pg); a SQLite store serves one", file=sys.stderr)
+        return 2
+    if args.replicas > 1 and not 1 <= args.lease_ttl <= 60:
+        print(f"chaos: --lease-ttl {args.lease_ttl:g}: the lease must be 1-60 s", file=sys.stderr)
+        return 2
+    if args.faults and args.replicas == 1 and set(args.faults.split(",")) & set(REPLICA_FAULTS):
+        print(f"chaos: --faults '{args.faults}': {', '.join(REPLICA_FAULTS)} need --replicas 2 "
+              "or more", file=sys.stderr)
         return 2
     if args.tasks and not set(args.tasks.split(",")) <= set(ALL_TASKS):
         print(f"chaos: --tasks: unknown kind in '{args.tasks}' (known: {', '.join(ALL_TASKS)})",

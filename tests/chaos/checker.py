@@ -28,6 +28,11 @@ and checks the invariants of issue 8. Violation kinds:
   cancel_not_delivered  the agent ran a task the store had cancelled to
                      SUCCEEDED although the center reached it meanwhile (it
                      took newer work first): the cancel was never re-sent
+  stale_epoch        with several orchestrators: in the store's history in
+                     global insert order (its id), the leader epoch a row was
+                     written under goes down: a deposed leader's write was
+                     committed after its successor's (rows of epoch 0, not
+                     fenced or single mode, are not ordered)
 Prints one verdict line with the figures; exit 0 when there is no violation.
 """
 import datetime
@@ -59,7 +64,7 @@ LOCAL_STATE = {
 }
 KINDS = ["lost_task", "lost_event", "duplicate_event", "duplicate_effect", "extra_execution",
          "illegal_transition", "broken_history", "fencing", "agreement", "cancel_not_delivered",
-         "rollout_order"]
+         "rollout_order", "stale_epoch"]
 
 
 class Report:
@@ -90,7 +95,9 @@ class Report:
                 f"cancel_races[interrupted={f.get('cancel_races_interrupted', 0)},"
                 f"done={f.get('cancel_races_done', 0)}]"
                 + (f" storm_reconnect_max={max(f['storm_reconnect_s'])}s"
-                   if f.get("storm_reconnect_s") else ""))
+                   if f.get("storm_reconnect_s") else "")
+                + (f" replicas={f['replicas']} epochs={f.get('epochs', 0)}"
+                   f" step_downs={f.get('step_downs', 0)}" if f.get("replicas", 1) > 1 else ""))
 
 
 def parse_cause(cause):
@@ -138,7 +145,9 @@ def check(run, store, journal, wal):
     r.figures.update(seed=run["seed"], backend=run["backend"], net=run.get("net", "proxy"),
                      agents=len(run["agents"]),
                      faults=run.get("faults", {}), convergence_s=run.get("convergence_s"),
-                     storm_reconnect_s=run.get("storm_reconnect_s", []))
+                     storm_reconnect_s=run.get("storm_reconnect_s", []),
+                     replicas=run.get("replicas", 1),
+                     step_downs=sum((run.get("replication") or {}).get("step_downs", {}).values()))
 
     # ---- no lost task
     accepted = run["accepted"]
@@ -227,6 +236,7 @@ def check(run, store, journal, wal):
                 state, version = to, max(version, ver)
     r.figures["history_entries"] = n_hist
     check_rollout_order(r, store)
+    check_epochs(r, store)
 
     # ---- no lost event
     n_wal = 0
@@ -345,6 +355,32 @@ def check_rollout_order(r, store):
                 if b < batch[node] and ended.get(other, -1) > sent:
                     r.add("rollout_order", f"{tid}: {node} (batch {batch[node]}) was dispatched "
                                            f"before {other} (batch {b}) ended")
+
+
+def check_epochs(r, store):
+    """Every write of a leader is fenced by its lease's epoch, under a share
+    lock a taker must wait for (docs/replicas.md): all rows of one epoch are
+    inserted before any row of the next. So in the history in global insert
+    order (id) the epoch never goes down; a row that does was written by a
+    deposed leader after its successor had written."""
+    rows = []
+    for tid, s in store.items():
+        for e in (s.get("events") or {}).get("entries", []):
+            if e.get("epoch") and e.get("id") is not None:
+                rows.append((int(e["id"]), int(e["epoch"]), tid, e))
+    rows.sort(key=lambda x: x[0])
+    top = None  # (epoch, id, task) of the highest epoch so far
+    epochs = set()
+    for hid, epoch, tid, e in rows:
+        epochs.add(epoch)
+        if top and epoch < top[0]:
+            r.add("stale_epoch", f"history id {hid} ({tid}/{e['node_id']} {e['from']} -> {e['to']} "
+                                 f"by '{e['cause']}') was written at epoch {epoch} after id "
+                                 f"{top[1]} ({top[2]}) at epoch {top[0]}: a deposed leader's "
+                                 "write committed after its successor's")
+        elif not top or epoch > top[0]:
+            top = (epoch, hid, tid)
+    r.figures["epochs"] = len(epochs)
 
 
 def _us(rfc3339):

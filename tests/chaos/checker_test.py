@@ -266,6 +266,44 @@ class CheckerTest(unittest.TestCase):
         t2[1]["at"] = "2026-11-30T11:00:12.000000Z"
         self.assertEqual(kinds(run, store, journal, wal), set())
 
+    def replicated_run(self):
+        """clean_run as three replicas wrote it: each row with its global id;
+        the leader's writes (dispatch, retry) fenced at its epoch, t1 under
+        epoch 1, f1's retry after a failover under epoch 2; creates and
+        agent events unfenced (epoch 0), interleaved anywhere."""
+        run, store, journal, wal = clean_run()
+        run["replicas"] = 3
+        run["replication"] = {"step_downs": {"r1": 1, "r2": 0, "r3": 0}}
+        ids = {"t1": [1, 2, 4, 6], "f1": [3, 5, 7, 8, 9, 10, 11, 12]}
+        epochs = {"t1": [0, 1, 0, 0], "f1": [0, 1, 0, 0, 2, 2, 0, 0]}
+        for tid in ("t1", "f1"):
+            for e, i, ep in zip(store[tid]["events"]["entries"], ids[tid], epochs[tid]):
+                e["id"], e["epoch"] = i, ep
+        return run, store, journal, wal
+
+    def test_clean_replicated_run_passes(self):
+        r = checker.check(*self.replicated_run())
+        self.assertTrue(r.ok, r.violations)
+        self.assertIn(" replicas=3 epochs=2 step_downs=1", r.verdict_line())
+        # One orchestrator: no epochs, and the verdict line as it was.
+        self.assertNotIn("replicas=", checker.check(*clean_run()).verdict_line())
+
+    def test_stale_epoch(self):
+        # A deposed leader (epoch 1) dispatched t1 after its successor
+        # (epoch 2) had retried f1: its write committed after the takeover.
+        run, store, journal, wal = self.replicated_run()
+        e = store["t1"]["events"]["entries"][1]
+        e["id"] = 13
+        self.assertEqual(kinds(run, store, journal, wal), {"stale_epoch"})
+        v = checker.check(run, store, journal, wal).violations
+        self.assertEqual(len(v), 1)
+        self.assertIn("history id 13 (t1/n1 PENDING -> DISPATCHED by 'dispatch') was written at "
+                      "epoch 1 after id 9 (f1) at epoch 2", v[0])
+        # Unfenced rows (epoch 0) after a higher epoch are not out of order.
+        run, store, journal, wal = self.replicated_run()
+        store["t1"]["events"]["entries"][2]["id"] = 14
+        self.assertEqual(kinds(run, store, journal, wal), set())
+
     def test_parse_cause(self):
         self.assertEqual(checker.parse_cause("event n-1-7 SUCCEEDED (stale_attempt)"),
                          ("event", "n-1-7", "SUCCEEDED", "stale_attempt"))

@@ -3,10 +3,16 @@
 Used in-process by chaos.py (a thread running an asyncio loop): agent i dials
 its own port, every connection is forwarded to 127.0.0.1:<target_port>.
 Agent i's port listens on hosts[i] (default 127.0.0.1; with --net netns the
-host end of the agent's veth pair, see netns.py).
+host end of the agent's veth pair, see netns.py). With --replicas there is one
+such proxy per orchestrator replica, and one more in front of PostgreSQL with
+a port per replica (the "agent" is then a replica, the target the store).
 Per agent the driver can
   cut(i)        drop the agent's open connections and refuse new ones
-  heal(i)       accept and forward again
+  stall(i)      forward nothing either way and connect nothing new, closing
+                nothing (a silent link: the peers see no answer, no error;
+                the proxy still acknowledges at the TCP level, so the
+                kernel's own timeouts do not fire)
+  heal(i)       accept and forward again (a stall's held bytes go on)
   delay(i, ms)  hold every chunk this long before forwarding (0: off)
 Only loopback (or namespaces the run made). gRPC runs HTTP/2 over these connections, so duplication and
 reordering are not done at the byte level (they would corrupt the framing,
@@ -23,6 +29,7 @@ class NetProxy:
         self.n = n
         self.hosts = hosts or ["127.0.0.1"] * n
         self.cut = [False] * n
+        self.stalled = [False] * n
         self.delay_ms = [0] * n
         self.conns = [set() for _ in range(n)]
         self.ports = []
@@ -46,6 +53,9 @@ class NetProxy:
     def partition(self, i):
         self._call(self._partition, i)
 
+    def stall(self, i):
+        self._call(self._stall, i)
+
     def heal(self, i):
         self._call(self._heal, i)
 
@@ -63,8 +73,12 @@ class NetProxy:
                     pass
         self.conns[i].clear()
 
+    def _stall(self, i):
+        self.stalled[i] = True
+
     def _heal(self, i):
         self.cut[i] = False
+        self.stalled[i] = False
 
     def _set_delay(self, i, ms):
         self.delay_ms[i] = ms
@@ -77,6 +91,8 @@ class NetProxy:
                     break
                 if self.delay_ms[i]:
                     await asyncio.sleep(self.delay_ms[i] / 1000.0)
+                while self.stalled[i] and not self.cut[i]:
+                    await asyncio.sleep(0.05)
                 if self.cut[i]:
                     break
                 writer.write(data)
@@ -84,12 +100,18 @@ class NetProxy:
         except (ConnectionError, OSError, asyncio.CancelledError):
             pass
         finally:
+            # A silent link carries no FIN or RST either: the other end
+            # learns of the close once the link heals (or is cut).
+            while self.stalled[i] and not self.cut[i]:
+                await asyncio.sleep(0.05)
             try:
                 writer.transport.abort()
             except Exception:
                 pass
 
     async def _handle(self, i, client_reader, client_writer):
+        while self.stalled[i] and not self.cut[i]:
+            await asyncio.sleep(0.05)  # a connect into a silent link waits
         if self.cut[i]:
             client_writer.transport.abort()
             return
