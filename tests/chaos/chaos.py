@@ -56,6 +56,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import checker  # noqa: E402
+import failover  # noqa: E402
 import netns  # noqa: E402
 from netproxy import NetProxy  # noqa: E402
 
@@ -657,6 +658,9 @@ class Faults:
         # the replica's log size when stopped) of each pause, for the
         # step-down figures at the end.
         self.pauses = []
+        # (kind, replica id, when) of each replica fault that hit the
+        # leader, for the failover times at the end (failover.py).
+        self.leader_hits = []
 
     def count(self, kind):
         self.counts[kind] = self.counts.get(kind, 0) + 1
@@ -804,6 +808,7 @@ class Faults:
         r = c.leader()
         if r is not None and c.orch_alive(r) and not c.faulted(r):
             log(f"{f['kind']}: the leader is {c.replica_ids[r]}")
+            self.leader_hits.append((f["kind"], c.replica_ids[r], time.time()))
             return r, True
         why = ("no leader known now" if r is None else
                f"the lease holder {c.replica_ids[r]} is already down, stopped or cut off")
@@ -919,13 +924,17 @@ def replica_figures(c, faults, work):
             stepped += 1
         elif "listening on" not in rest:  # (not killed and started again meanwhile)
             missed.append(c.replica_ids[r])
+    timed = failover.failovers(faults.leader_hits, failover.leader_changes(work))
+    for line in failover.summary(timed):
+        log(f"failover: {line}")
     leader, epoch = c.leader(), c.leader_epoch()
     log(f"replicas: leader {c.replica_ids[leader] if leader is not None else 'NONE'} at epoch "
         f"{epoch}; step-downs {step_downs}; paused leaders that lost the lease: {lost}, "
         f"stepped down: {stepped}" + (f"; did NOT step down: {missed}" if missed else ""))
     return {"leader": c.replica_ids[leader] if leader is not None else None, "epoch": epoch,
             "step_downs": step_downs, "pauses_lost_lease": lost, "pauses_stepped_down": stepped,
-            "pauses_not_stepped_down": missed}
+            "pauses_not_stepped_down": missed, "leader_hits": faults.leader_hits,
+            "failover_s": [t[3] for t in timed]}
 
 
 def choose_net(want):
