@@ -139,7 +139,7 @@ grpc::Status ApiService::Submit(const apollo::v1::SubmitTasksRequest* req,
     LeaderScope fenced(orchestrator_.leadership());
     s = SubmitTaskFile(*req, options, store_, orchestrator_.ids(), resp, &stored);
   }
-  if (s.code() == StatusCode::kFailedPrecondition && s.message().starts_with("fenced")) {
+  if (store::IsFenced(s)) {
     // This replica was deposed and does not know yet: the tasks are stored
     // without dispatch (nothing of the refused create was), for the new
     // leader's next pass. The operator's submission does not fail for it.
@@ -219,6 +219,11 @@ grpc::Status ApiService::Cancel(const apollo::v1::CancelTaskRequest* req, apollo
     if (Status st = store_.StopFollowing(req->task_id()); !st.ok()) return ToGrpc(st);
     orchestrator_.FollowingChanged();
   }
+  // Rows whose agent may hold a run to stop (sent, running, or between
+  // attempts of one it was sent).
+  auto may_run = [](TaskState s) {
+    return s == TaskState::kDispatched || s == TaskState::kRunning || s == TaskState::kRetrying;
+  };
   // A row another writer moved meanwhile (a dispatch, a batch opening, a
   // hold) loses its compare-and-set: read it again and cancel it as it is
   // now, a few times at most.
@@ -235,9 +240,7 @@ grpc::Status ApiService::Cancel(const apollo::v1::CancelTaskRequest* req, apollo
       r.detail = reason;
       // Only the leader holds the agents' sessions: through a follower, the
       // row becomes due for the leader to tell the agent.
-      r.deliver_cancel = !orchestrator_.Leads() &&
-                         (n.state == TaskState::kDispatched || n.state == TaskState::kRunning ||
-                          n.state == TaskState::kRetrying);
+      r.deliver_cancel = !orchestrator_.Leads() && may_run(n.state);
       requests.push_back(std::move(r));
     }
     if (requests.empty()) break;
@@ -248,9 +251,7 @@ grpc::Status ApiService::Cancel(const apollo::v1::CancelTaskRequest* req, apollo
       conflict = conflict || (*outcomes)[i].outcome == store::Outcome::kVersionConflict;
       if ((*outcomes)[i].outcome != store::Outcome::kApplied) continue;
       for (const auto& row : t->nodes) {
-        if (row.node_id == requests[i].node_id &&
-            (row.state == TaskState::kDispatched || row.state == TaskState::kRunning ||
-             row.state == TaskState::kRetrying)) {
+        if (row.node_id == requests[i].node_id && may_run(row.state)) {
           orchestrator_.SendCancel(row.task_id, row.node_id, row.attempt, reason);
         }
       }

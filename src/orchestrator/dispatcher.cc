@@ -171,8 +171,7 @@ void Orchestrator::CommitStaged(Pass& pass) {
       }
       if (s.on_applied) s.on_applied(pass.out);
     }
-  } else if (r.status().code() == StatusCode::kFailedPrecondition &&
-             r.status().message().starts_with("fenced")) {
+  } else if (store::IsFenced(r.status())) {
     // Fenced (store/lease.h): another replica leads now; nothing of the
     // chunk was written. The lease thread steps this one down.
     Alert("the store refused this replica's dispatch writes: " + r.status().message());

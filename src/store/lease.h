@@ -19,14 +19,24 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/clock.h"
+#include "core/status.h"
 
 namespace apollo::store {
 
 // The one lease the orchestrators compete for today.
 inline constexpr char kLeaderLease[] = "leader";
+
+// How the store refuses a write whose fence no longer holds: the message
+// of its kFailedPrecondition starts with this.
+inline constexpr std::string_view kFencedPrefix = "fenced: ";
+// A write refused by its fence (nothing of it was written).
+inline bool IsFenced(const Status& s) {
+  return s.code() == StatusCode::kFailedPrecondition && s.message().starts_with(kFencedPrefix);
+}
 
 // What a fenced write must still hold when it commits.
 struct Fence {

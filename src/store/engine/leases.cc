@@ -98,8 +98,8 @@ Status CheckFence(WriteTxn& txn, const Fence& fence) {
   const int64_t epoch = r->empty() ? 0 : r->Int(0, 1);
   if (holder == fence.holder && epoch == fence.epoch) return Status::Ok();
   return Status::FailedPrecondition(
-      "fenced: the write of " + fence.holder + " at lease '" + fence.lease + "' epoch " +
-      std::to_string(fence.epoch) + " was refused; the lease is now at epoch " +
+      std::string(kFencedPrefix) + "the write of " + fence.holder + " at lease '" + fence.lease +
+      "' epoch " + std::to_string(fence.epoch) + " was refused; the lease is now at epoch " +
       std::to_string(epoch) + (holder.empty() ? "" : ", held by " + holder));
 }
 
