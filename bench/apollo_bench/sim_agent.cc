@@ -75,9 +75,10 @@ void SimAgent::Start() { session_->Start(); }
 void SimAgent::Stop() {
   if (stopped_) return;
   stopped_ = true;
-  // The session first: its reader thread calls into the executor.
-  session_->Stop();
-  executor_->Shutdown();
+  // The session first: its reader thread calls into the executor. Either
+  // may be missing when Open failed half-way.
+  if (session_) session_->Stop();
+  if (executor_) executor_->Shutdown();
 }
 
 }  // namespace apollo::bench
