@@ -33,13 +33,34 @@ std::optional<int64_t> MachineThreads() {
   return std::stoll(tasks.substr(slash + 1));
 }
 
+// Threads of the process besides its agents' (gRPC pools, the session
+// monitor, the stoppers of StopAll).
+constexpr int64_t kThreadsPerProcess = 200;
+
+// Threads one process runs for `agents` agents: session loop and session
+// writer each, plus the executor workers (the WAL has no thread of its own:
+// its appenders take turns to sync).
+int64_t ProcessThreadsNeeded(size_t agents, int workers) {
+  return static_cast<int64_t>(agents) * (2 + std::max(0, workers)) + kThreadsPerProcess;
+}
+
 }  // namespace
 
-Status CheckFleetCapacity(size_t agents, int workers, bool shared_connection) {
-  const int64_t n = static_cast<int64_t>(agents);
-  // WAL lock + active segment (+ the agent's own socket), and some slack
-  // for the process itself (store, API client, logs).
-  const int64_t fds = n * (shared_connection ? 2 : 3) + 256;
+int64_t FleetFds(size_t agents, bool shared_connection) {
+  return static_cast<int64_t>(agents) * (shared_connection ? 2 : 3) + 256;
+}
+
+size_t MaxAgentsPerProcess(bool shared_connection) {
+  rlimit nofile{};
+  if (getrlimit(RLIMIT_NOFILE, &nofile) != 0 || nofile.rlim_cur == RLIM_INFINITY) return SIZE_MAX;
+  const int64_t budget = static_cast<int64_t>(nofile.rlim_cur) / 4 * 3;
+  const int64_t per_agent = FleetFds(1, shared_connection) - FleetFds(0, shared_connection);
+  return static_cast<size_t>(
+      std::max<int64_t>(1, (budget - FleetFds(0, shared_connection)) / per_agent));
+}
+
+Status CheckProcessCapacity(size_t agents, int workers, bool shared_connection) {
+  const int64_t fds = FleetFds(agents, shared_connection);
   rlimit nofile{};
   if (getrlimit(RLIMIT_NOFILE, &nofile) == 0 && static_cast<int64_t>(nofile.rlim_cur) < fds) {
     return Status::FailedPrecondition(
@@ -48,18 +69,8 @@ Status CheckFleetCapacity(size_t agents, int workers, bool shared_connection) {
         " (hard limit " + std::to_string(nofile.rlim_max) +
         "; raising it needs CAP_SYS_RESOURCE; or --shared-connection: 2 per agent)");
   }
-  // Session loop and session writer, plus the executor workers (the WAL
-  // has no thread of its own: its appenders take turns to sync).
-  const int64_t threads = n * (2 + std::max(0, workers)) + 200;
-  auto pid_max = ReadProcNumber("/proc/sys/kernel/pid_max");
-  auto running = MachineThreads();
-  if (pid_max && running && threads + *running > *pid_max) {
-    return Status::FailedPrecondition(
-        std::to_string(agents) + " agents need ~" + std::to_string(threads) +
-        " threads; kernel.pid_max is " + std::to_string(*pid_max) + " and " +
-        std::to_string(*running) + " threads already run on this machine");
-  }
   // Each thread stack is two mappings (the stack and its guard page).
+  const int64_t threads = ProcessThreadsNeeded(agents, workers);
   auto max_maps = ReadProcNumber("/proc/sys/vm/max_map_count");
   if (max_maps && 2 * threads + 2000 > *max_maps) {
     return Status::FailedPrecondition(
@@ -67,6 +78,27 @@ Status CheckFleetCapacity(size_t agents, int workers, bool shared_connection) {
         " memory mappings (2 per thread); vm.max_map_count is " + std::to_string(*max_maps));
   }
   return Status::Ok();
+}
+
+Status CheckMachineThreads(size_t agents, size_t processes, int workers) {
+  // Every process has its own fixed share (gRPC, monitor, stoppers).
+  const int64_t threads =
+      ProcessThreadsNeeded(agents, workers) +
+      kThreadsPerProcess * (static_cast<int64_t>(std::max<size_t>(1, processes)) - 1);
+  auto pid_max = ReadProcNumber("/proc/sys/kernel/pid_max");
+  auto running = MachineThreads();
+  if (pid_max && running && threads + *running > *pid_max) {
+    return Status::FailedPrecondition(
+        std::to_string(agents) + " agents in " + std::to_string(processes) + " processes need ~" +
+        std::to_string(threads) + " threads; kernel.pid_max is " + std::to_string(*pid_max) +
+        " and " + std::to_string(*running) + " threads already run on this machine");
+  }
+  return Status::Ok();
+}
+
+Status CheckFleetCapacity(size_t agents, int workers, bool shared_connection) {
+  APOLLO_RETURN_IF_ERROR(CheckProcessCapacity(agents, workers, shared_connection));
+  return CheckMachineThreads(agents, 1, workers);
 }
 
 Result<std::unique_ptr<Fleet>> Fleet::Start(const FleetOptions& options,
@@ -77,7 +109,7 @@ Result<std::unique_ptr<Fleet>> Fleet::Start(const FleetOptions& options,
   fleet->agents_.reserve(options.agents);
   for (size_t i = 0; i < options.agents; ++i) {
     SimAgentOptions o;
-    o.node_id = options.node_prefix + "-" + std::to_string(i);
+    o.node_id = options.node_prefix + "-" + std::to_string(options.first_index + i);
     o.orchestrator = options.orchestrator;
     o.wal_dir = options.root_dir + "/" + o.node_id;
     o.labels = options.labels;
@@ -86,7 +118,7 @@ Result<std::unique_ptr<Fleet>> Fleet::Start(const FleetOptions& options,
     o.shared_connection = options.shared_connection;
     o.monitor = fleet->monitor_.get();
     auto a = SimAgent::Open(o, registry, clock);
-    if (!a.ok()) return a.status().WithPrefix("agent " + std::to_string(i));
+    if (!a.ok()) return a.status().WithPrefix("agent " + std::to_string(options.first_index + i));
     (*a)->Start();
     fleet->agents_.push_back(std::move(*a));
   }
@@ -108,6 +140,32 @@ bool Fleet::WaitConnected(size_t n, Duration timeout) const {
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
   return connected() >= n;
+}
+
+uint64_t Fleet::Mark() {
+  marks_.resize(agents_.size());
+  uint64_t sum = 0;
+  for (size_t i = 0; i < agents_.size(); ++i) {
+    marks_[i] = agents_[i]->sessions_started();
+    sum += marks_[i];
+  }
+  return sum;
+}
+
+FleetCounts Fleet::Counts() const {
+  FleetCounts c;
+  c.agents = agents_.size();
+  for (size_t i = 0; i < agents_.size(); ++i) {
+    const SimAgent& a = *agents_[i];
+    // The order RunReconnectStorm always read them in.
+    const uint64_t sessions = a.sessions_started();
+    const bool synced = a.synced();
+    c.connected += a.connected() ? 1 : 0;
+    c.synced += synced ? 1 : 0;
+    c.sessions += sessions;
+    if (synced && sessions > (i < marks_.size() ? marks_[i] : 0)) ++c.reconciled;
+  }
+  return c;
 }
 
 void Fleet::StopAll() {
