@@ -21,6 +21,7 @@
 #include <sstream>
 #include <thread>
 
+#include "apollo_bench/fleet_child.h"
 #include "apollo_bench/scenario_env.h"
 #include "core/log.h"
 
@@ -138,6 +139,14 @@ int main(int argc, char** argv) {
   app.add_flag("--shared-connection", c.shared_connection,
                "fanout/idle/reconnect/...: all simulated agents on one HTTP/2 connection (as "
                "before issue 18) instead of one TCP connection per agent");
+  app.add_option("--fleet-per-process", c.fleet_per_process,
+                 "idle/reconnect: at most this many agents per bench process, the rest in child "
+                 "processes (0: from RLIMIT_NOFILE); to test the split")
+      ->group("");
+  // A child of a fleet spread over processes (split_fleet.h) runs only that.
+  bool fleet_child = false;
+  apollo::bench::FleetOptions slice;
+  apollo::bench::AddFleetChildOptions(app, &fleet_child, &slice);
   app.add_option("--idle-seconds", c.idle_seconds, "idle: measuring window")->capture_default_str();
   app.add_option("--backlog", c.backlog_events, "recovery: WAL backlog events")->capture_default_str();
   app.add_option("--max-concurrency", c.max_concurrency, "executor workers per agent")
@@ -155,6 +164,7 @@ int main(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     return app.exit(e);
   }
+  if (fleet_child) return apollo::bench::RunFleetChild(slice);
   c.timeout = std::chrono::seconds(timeout_s);
   c.run_id = RunId();
   apollo::bench::ChildPids children;

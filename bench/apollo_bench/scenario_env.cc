@@ -93,7 +93,7 @@ std::optional<double> ScenarioEnv::RssMb() const {
   return ProcessRssMb(process_->pid());
 }
 
-Result<std::unique_ptr<Fleet>> ScenarioEnv::StartFleet(size_t agents, int max_concurrency) {
+FleetOptions ScenarioEnv::MakeFleetOptions(size_t agents, int max_concurrency) const {
   FleetOptions o;
   o.agents = agents;
   o.orchestrator = address_;
@@ -102,34 +102,71 @@ Result<std::unique_ptr<Fleet>> ScenarioEnv::StartFleet(size_t agents, int max_co
   o.max_concurrency = max_concurrency;
   o.labels = {{"role", "bench"}, {"bench_run", prefix_}};
   o.shared_connection = config_.shared_connection;
-  return Fleet::Start(o, *registry_, clock_);
+  return o;
 }
 
-Result<std::unique_ptr<Fleet>> ScenarioEnv::StartConnectedFleet(size_t agents, bool runs_work) {
-  APOLLO_RETURN_IF_ERROR(CheckFleetCapacity(agents, runs_work ? config_.max_concurrency : 0,
-                                            config_.shared_connection));
-  if (process_) {
-    // A connection per agent, plus a descriptor or so per stream and store.
-    auto max_fds = ProcessMaxOpenFiles(process_->pid());
-    const int64_t need = 2 * static_cast<int64_t>(agents);
-    if (max_fds && *max_fds >= 0 && *max_fds < need) {
-      return Status::FailedPrecondition("the orchestrator may open " + std::to_string(*max_fds) +
-                                        " files, " + std::to_string(agents) + " agents need " +
-                                        std::to_string(need));
-    }
+Result<std::unique_ptr<Fleet>> ScenarioEnv::StartFleet(size_t agents, int max_concurrency) {
+  return Fleet::Start(MakeFleetOptions(agents, max_concurrency), *registry_, clock_);
+}
+
+Status ScenarioEnv::CheckOrchestratorFds(size_t agents) const {
+  if (!process_) return Status::Ok();
+  // A connection per agent, plus a descriptor or so per stream and store.
+  auto max_fds = ProcessMaxOpenFiles(process_->pid());
+  const int64_t need = 2 * static_cast<int64_t>(agents);
+  if (max_fds && *max_fds >= 0 && *max_fds < need) {
+    return Status::FailedPrecondition("the orchestrator may open " + std::to_string(*max_fds) +
+                                      " files, " + std::to_string(agents) + " agents need " +
+                                      std::to_string(need));
   }
-  auto fleet = StartFleet(agents, config_.max_concurrency);
-  if (!fleet.ok()) return fleet.status();
+  return Status::Ok();
+}
+
+Status ScenarioEnv::WaitCenterConnected(size_t agents) {
   auto deadline = std::chrono::steady_clock::now() + config_.timeout;
   size_t center = 0;
   while (std::chrono::steady_clock::now() < deadline) {
     auto n = api_->ConnectedNodes(prefix_ + "-");
     if (n.ok()) center = *n;
-    if (center >= agents) return fleet;
+    if (center >= agents) return Status::Ok();
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
   return Status::DeadlineExceeded("only " + std::to_string(center) + " of " +
                                   std::to_string(agents) + " agents connected in time");
+}
+
+Result<std::unique_ptr<Fleet>> ScenarioEnv::StartConnectedFleet(size_t agents, bool runs_work) {
+  if (const size_t per_process = MaxAgentsPerProcess(config_.shared_connection);
+      agents > per_process) {
+    return Status::FailedPrecondition(
+        std::to_string(agents) + " agents do not fit in one bench process (at most " +
+        std::to_string(per_process) +
+        ", from RLIMIT_NOFILE); only idle and reconnect spread a fleet over several processes");
+  }
+  APOLLO_RETURN_IF_ERROR(CheckFleetCapacity(agents, runs_work ? config_.max_concurrency : 0,
+                                            config_.shared_connection));
+  APOLLO_RETURN_IF_ERROR(CheckOrchestratorFds(agents));
+  auto fleet = StartFleet(agents, config_.max_concurrency);
+  if (!fleet.ok()) return fleet.status();
+  APOLLO_RETURN_IF_ERROR(WaitCenterConnected(agents));
+  return fleet;
+}
+
+Result<std::unique_ptr<SplitFleet>> ScenarioEnv::StartSplitFleet(size_t agents) {
+  const size_t per_process = config_.fleet_per_process > 0
+                                 ? config_.fleet_per_process
+                                 : MaxAgentsPerProcess(config_.shared_connection);
+  const size_t processes = std::max<size_t>(1, (agents + per_process - 1) / per_process);
+  // Each process's own limits (the largest slice), the machine's threads.
+  APOLLO_RETURN_IF_ERROR(
+      CheckProcessCapacity((agents + processes - 1) / processes, 0, config_.shared_connection));
+  APOLLO_RETURN_IF_ERROR(CheckMachineThreads(agents, processes, 0));
+  APOLLO_RETURN_IF_ERROR(CheckOrchestratorFds(agents));
+  auto fleet = SplitFleet::Start(MakeFleetOptions(agents, config_.max_concurrency), processes,
+                                 *registry_, clock_, config_.timeout, config_.children);
+  if (!fleet.ok()) return fleet.status();
+  APOLLO_RETURN_IF_ERROR(WaitCenterConnected(agents));
+  return fleet;
 }
 
 Status ScenarioEnv::RestartOrchestrator() {

@@ -21,13 +21,15 @@
 #include "apollo_bench/fleet.h"
 #include "apollo_bench/orchestrator_process.h"
 #include "apollo_bench/report.h"
+#include "apollo_bench/split_fleet.h"
 #include "store/testing/pg_server.h"
 
 namespace apollo::bench {
 
 // What this benchmark started and must undo if it is interrupted: the PIDs
-// of its orchestrators and its temp dirs, so a SIGINT handler can kill
-// exactly those processes and remove exactly those dirs.
+// of its orchestrators and fleet children (split_fleet.h) and its temp
+// dirs, so a SIGINT handler can kill exactly those processes and remove
+// exactly those dirs.
 class ChildPids {
  public:
   void Add(pid_t pid);
@@ -61,6 +63,9 @@ struct BenchConfig {
   // to compare the two.
   bool submit_yaml = false;
   size_t fleet_agents = 1000;    // 2, 4, 5
+  // 4, 5: at most this many agents per bench process (the rest in child
+  // processes, split_fleet.h); 0: MaxAgentsPerProcess, from RLIMIT_NOFILE.
+  size_t fleet_per_process = 0;
   // All simulated agents on one HTTP/2 connection (the bench before issue
   // 18) instead of one connection each.
   bool shared_connection = false;
@@ -101,11 +106,18 @@ class ScenarioEnv {
 
   // `agents` simulated agents labelled role=bench and bench_run=prefix().
   Result<std::unique_ptr<Fleet>> StartFleet(size_t agents, int max_concurrency);
-  // Starts a fleet and waits until the center lists all of it connected.
-  // First checks that this process (CheckFleetCapacity; `runs_work`: its
-  // agents will run tasks, so each starts executor threads) and our
-  // orchestrator (2 fds per agent) can hold it.
+  // Starts a fleet in this process and waits until the center lists all of
+  // it connected. First checks that this process (CheckFleetCapacity;
+  // `runs_work`: its agents will run tasks, so each starts executor
+  // threads) and our orchestrator (2 fds per agent) can hold it; a fleet
+  // larger than MaxAgentsPerProcess: FailedPrecondition (only
+  // StartSplitFleet spreads one over processes).
   Result<std::unique_ptr<Fleet>> StartConnectedFleet(size_t agents, bool runs_work = true);
+  // `agents` idle agents (they will run no work) over as many processes as
+  // fleet_per_process (or MaxAgentsPerProcess) asks, and waits until the
+  // center lists all of them connected. Checks each process's descriptors,
+  // the machine's threads and our orchestrator's descriptors first.
+  Result<std::unique_ptr<SplitFleet>> StartSplitFleet(size_t agents);
 
   // Restarts our orchestrator after a kill (keeps the port; re-registers the PID).
   Status RestartOrchestrator();
@@ -113,6 +125,11 @@ class ScenarioEnv {
 
  private:
   ScenarioEnv(const BenchConfig& config) : config_(config) {}
+  FleetOptions MakeFleetOptions(size_t agents, int max_concurrency) const;
+  // Whether our orchestrator may open 2 files per agent (OK with --server).
+  Status CheckOrchestratorFds(size_t agents) const;
+  // Polls ConnectedNodes until `agents` of ours are listed, up to the timeout.
+  Status WaitCenterConnected(size_t agents);
 
   const BenchConfig& config_;
   RealClock clock_;

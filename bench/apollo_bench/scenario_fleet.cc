@@ -29,7 +29,7 @@ ScenarioResult RunIdleFleet(const BenchConfig& config) {
   OrchestratorProcess* p = (*env)->process();
   if (!p) return Failed(std::move(r), "needs an orchestrator of its own (not --server)");
   auto rss_before = (*env)->RssMb();
-  auto fleet = (*env)->StartConnectedFleet(config.fleet_agents, /*runs_work=*/false);
+  auto fleet = (*env)->StartSplitFleet(config.fleet_agents);
   if (!fleet.ok()) return Failed(std::move(r), fleet.status().ToString());
   // Let connection set-up work drain, then watch a quiet fleet heartbeat.
   std::this_thread::sleep_for(std::chrono::seconds(5));
@@ -52,7 +52,13 @@ ScenarioResult RunIdleFleet(const BenchConfig& config) {
   // One socket per agent when each has its own connection.
   if (auto fds = ProcessOpenFiles(p->pid())) r.extra["orchestrator_fds"] = *fds;
   r.extra["connection"] = config.shared_connection ? "shared" : "per_agent";
-  if (auto threads = ProcessThreads(getpid())) r.extra["bench_threads"] = *threads;
+  // Every bench process: threads summed, the most open files of any one.
+  auto counts = (*fleet)->Counts();
+  if (!counts.ok()) return Failed(std::move(r), counts.status().ToString());
+  r.extra["bench_processes"] = counts->processes;
+  r.extra["bench_threads"] = counts->threads;
+  r.extra["bench_max_fds"] = counts->max_fds;
+  r.extra["connected_at_end"] = counts->connected;
   return r;
 }
 
@@ -62,24 +68,13 @@ ScenarioResult RunReconnectStorm(const BenchConfig& config) {
   auto env = ScenarioEnv::Create(config, "storm");
   if (!env.ok()) return Failed(std::move(r), env.status().ToString());
   if (!(*env)->process()) return Failed(std::move(r), "needs an orchestrator of its own");
-  auto fleet = (*env)->StartConnectedFleet(config.fleet_agents, /*runs_work=*/false);
+  auto fleet = (*env)->StartSplitFleet(config.fleet_agents);
   if (!fleet.ok()) return Failed(std::move(r), fleet.status().ToString());
-  uint64_t sessions_before = 0;
-  std::vector<uint64_t> before((*fleet)->size());
-  for (size_t i = 0; i < (*fleet)->size(); ++i) {
-    before[i] = (*fleet)->agent(i).sessions_started();
-    sessions_before += before[i];
-  }
-  // Reconciled: a session newer than the one the kill ended, whose backlog
-  // and snapshot the center acknowledged.
-  auto reconciled = [&] {
-    size_t n = 0;
-    for (size_t i = 0; i < (*fleet)->size(); ++i) {
-      const SimAgent& a = (*fleet)->agent(i);
-      if (a.sessions_started() > before[i] && a.synced()) ++n;
-    }
-    return n;
-  };
+  // Reconciled (FleetCounts): a session newer than the one the kill ended,
+  // whose backlog and snapshot the center acknowledged.
+  auto marked = (*fleet)->Mark();
+  if (!marked.ok()) return Failed(std::move(r), marked.status().ToString());
+  const uint64_t sessions_before = *marked;
 
   auto killed = Steady::now();
   (*env)->KillOrchestrator();
@@ -97,7 +92,9 @@ ScenarioResult RunReconnectStorm(const BenchConfig& config) {
       if (n.ok()) center = *n;
       if (center >= config.fleet_agents) all_connected = Steady::now();
     }
-    synced = reconciled();
+    auto counts = (*fleet)->Counts();
+    if (!counts.ok()) return Failed(std::move(r), counts.status().ToString());
+    synced = counts->reconciled;
     samples.emplace_back(Steady::now(), synced);
     if (!all_synced && synced >= config.fleet_agents) all_synced = Steady::now();
     if (all_connected && all_synced) break;
@@ -110,10 +107,12 @@ ScenarioResult RunReconnectStorm(const BenchConfig& config) {
     peak = std::max(peak, static_cast<double>(hi) - static_cast<double>(samples[i].second));
   }
   auto end = all_connected.value_or(Steady::now());
-  uint64_t sessions_after = 0;
-  for (size_t i = 0; i < (*fleet)->size(); ++i) sessions_after += (*fleet)->agent(i).sessions_started();
+  auto after = (*fleet)->Counts();
+  if (!after.ok()) return Failed(std::move(r), after.status().ToString());
+  const uint64_t sessions_after = after->sessions;
   r.rss_mb = (*env)->RssMb();
   r.extra["agents"] = (*fleet)->size();
+  r.extra["bench_processes"] = (*fleet)->processes();
   r.extra["connected"] = center;
   r.extra["seconds_from_kill"] = Seconds(end - killed);
   r.extra["seconds_from_listening"] = Seconds(end - listening);
