@@ -107,7 +107,9 @@ Result<std::unique_ptr<Fleet>> Fleet::Start(const FleetOptions& options,
   std::unique_ptr<Fleet> fleet(new Fleet());
   fleet->monitor_ = std::make_unique<agent::SessionMonitor>();
   fleet->agents_.reserve(options.agents);
+  const auto pace_until = std::chrono::steady_clock::now() + options.start_timeout;
   for (size_t i = 0; i < options.agents; ++i) {
+    if (options.max_connecting > 0) fleet->WaitConnecting(options.max_connecting, pace_until);
     SimAgentOptions o;
     o.node_id = options.node_prefix + "-" + std::to_string(options.first_index + i);
     o.orchestrator = options.orchestrator;
@@ -140,6 +142,12 @@ bool Fleet::WaitConnected(size_t n, Duration timeout) const {
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
   return connected() >= n;
+}
+
+void Fleet::WaitConnecting(size_t below, std::chrono::steady_clock::time_point until) const {
+  while (agents_.size() - connected() >= below && std::chrono::steady_clock::now() < until) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
 }
 
 uint64_t Fleet::Mark() {

@@ -33,6 +33,15 @@ struct FleetOptions {
   // do; true: every agent of the process shares one HTTP/2 connection (the
   // bench before issue 18; the center's per-agent cost is then a lower bound).
   bool shared_connection = false;
+  // While starting: at most this many agents started and not connected yet
+  // (0: no bound, every agent dials at once). Thousands dialling at once
+  // overflow the center's accept queue; an agent gives a connection attempt
+  // only its initial backoff (500 ms, gRPC's minimum connect timeout), so
+  // the attempts it abandons pile up at the center as CLOSE_WAIT sockets
+  // until the center's fd limit, after which gRPC 1.51 stops accepting.
+  size_t max_connecting = 0;
+  // The pacing waits at most this long in all; then the rest start at once.
+  Duration start_timeout = std::chrono::seconds(300);
 };
 
 // File descriptors one process needs to host `agents` simulated agents:
@@ -99,6 +108,8 @@ class Fleet {
 
  private:
   Fleet() = default;
+  // Until fewer than `below` started agents are not connected, or `until`.
+  void WaitConnecting(size_t below, std::chrono::steady_clock::time_point until) const;
   // Declared first: destroyed after every agent that uses it.
   std::unique_ptr<agent::SessionMonitor> monitor_;
   std::vector<std::unique_ptr<SimAgent>> agents_;

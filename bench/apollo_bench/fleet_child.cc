@@ -72,6 +72,11 @@ void AddFleetChildOptions(CLI::App& app, bool* is_child, FleetOptions* slice) {
   app.add_option("--fleet-count", slice->agents)->group("");
   app.add_option("--fleet-max-concurrency", slice->max_concurrency)->group("");
   app.add_flag("--fleet-shared-connection", slice->shared_connection)->group("");
+  app.add_option("--fleet-max-connecting", slice->max_connecting)->group("");
+  app.add_option_function<int64_t>(
+         "--fleet-start-timeout-ms",
+         [slice](int64_t ms) { slice->start_timeout = std::chrono::milliseconds(ms); })
+      ->group("");
   app.add_option_function<int64_t>(
          "--fleet-heartbeat-ms",
          [slice](int64_t ms) { slice->heartbeat_interval = std::chrono::milliseconds(ms); })
@@ -107,6 +112,10 @@ std::vector<std::string> FleetChildArgs(const FleetOptions& slice) {
   const auto heartbeat =
       std::chrono::duration_cast<std::chrono::milliseconds>(slice.heartbeat_interval);
   add("--fleet-heartbeat-ms", std::to_string(heartbeat.count()));
+  add("--fleet-max-connecting", std::to_string(slice.max_connecting));
+  const auto start_timeout =
+      std::chrono::duration_cast<std::chrono::milliseconds>(slice.start_timeout);
+  add("--fleet-start-timeout-ms", std::to_string(start_timeout.count()));
   if (slice.shared_connection) args.push_back("--fleet-shared-connection");
   for (const auto& [key, value] : slice.labels) add("--fleet-label", key + "=" + value);
   return args;

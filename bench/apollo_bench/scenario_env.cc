@@ -9,6 +9,13 @@
 #include <thread>
 
 namespace apollo::bench {
+namespace {
+
+// StartSplitFleet: agents started and not connected yet, over the whole
+// fleet (each process takes its share).
+constexpr size_t kMaxConnecting = 256;
+
+}  // namespace
 
 void ChildPids::Add(pid_t pid) {
   std::lock_guard<std::mutex> lock(mu_);
@@ -162,8 +169,14 @@ Result<std::unique_ptr<SplitFleet>> ScenarioEnv::StartSplitFleet(size_t agents) 
       CheckProcessCapacity((agents + processes - 1) / processes, 0, config_.shared_connection));
   APOLLO_RETURN_IF_ERROR(CheckMachineThreads(agents, processes, 0));
   APOLLO_RETURN_IF_ERROR(CheckOrchestratorFds(agents));
-  auto fleet = SplitFleet::Start(MakeFleetOptions(agents, config_.max_concurrency), processes,
-                                 *registry_, clock_, config_.timeout, config_.children);
+  FleetOptions o = MakeFleetOptions(agents, config_.max_concurrency);
+  // Dialling at once, thousands of agents knock our orchestrator over
+  // (FleetOptions::max_connecting); the storm of reconnect is measured
+  // after the fleet is up.
+  o.max_connecting = std::max<size_t>(1, kMaxConnecting / processes);
+  o.start_timeout = config_.timeout;
+  auto fleet =
+      SplitFleet::Start(o, processes, *registry_, clock_, config_.timeout, config_.children);
   if (!fleet.ok()) return fleet.status();
   APOLLO_RETURN_IF_ERROR(WaitCenterConnected(agents));
   return fleet;
