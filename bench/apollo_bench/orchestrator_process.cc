@@ -91,8 +91,12 @@ Status OrchestratorProcess::Launch(int port, Duration timeout) {
   posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, spec_.log_path.c_str(),
                                    O_WRONLY | O_CREAT | O_APPEND, 0644);
   posix_spawn_file_actions_adddup2(&actions, STDOUT_FILENO, STDERR_FILENO);
+  posix_spawnattr_t attr;
+  posix_spawnattr_init(&attr);
+  if (spec_.own_session) posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSID);
   pid_t pid = -1;
-  int rc = posix_spawn(&pid, spec_.binary.c_str(), &actions, nullptr, argv.data(), environ);
+  int rc = posix_spawn(&pid, spec_.binary.c_str(), &actions, &attr, argv.data(), environ);
+  posix_spawnattr_destroy(&attr);
   posix_spawn_file_actions_destroy(&actions);
   if (rc != 0) return Status::Unavailable("cannot start " + spec_.binary + ": " + strerror(rc));
   pid_ = pid;

@@ -29,6 +29,13 @@ struct OrchestratorSpec {
   std::string store_url;    // sqlite://... or postgresql://...
   std::string log_path;     // stdout and stderr, appended
   std::vector<std::string> extra_args;
+  // Start it in a session of its own (setsid). With the kernel's
+  // autogroups (kernel.sched_autogroup_enabled) the scheduler then shares
+  // the CPU between its session and ours before sharing it between
+  // threads: thousands of busy simulated agents cannot starve it of more
+  // than half of the machine. Also keeps a terminal's Ctrl-C from reaching
+  // it (we kill it ourselves, by PID).
+  bool own_session = false;
 };
 
 class OrchestratorProcess {

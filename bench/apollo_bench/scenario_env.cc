@@ -48,7 +48,8 @@ void ChildPids::KillAll() {
 }
 
 Result<std::unique_ptr<ScenarioEnv>> ScenarioEnv::Create(const BenchConfig& config,
-                                                         const std::string& scenario) {
+                                                         const std::string& scenario,
+                                                         const ScenarioEnvOptions& options) {
   std::unique_ptr<ScenarioEnv> env(new ScenarioEnv(config));
   auto dir = TempDir::Create(config.tmp_parent);
   if (!dir.ok()) return dir.status();
@@ -76,6 +77,7 @@ Result<std::unique_ptr<ScenarioEnv>> ScenarioEnv::Create(const BenchConfig& conf
     }
     env->store_url_ = spec.store_url;
     spec.log_path = env->dir() + "/orchestrator.log";
+    spec.own_session = options.orchestrator_own_session;
     if (!config.orchestrator_config.empty()) spec.extra_args = {"--config", config.orchestrator_config};
     auto p = OrchestratorProcess::Start(spec, std::chrono::seconds(30));
     if (!p.ok()) return p.status();

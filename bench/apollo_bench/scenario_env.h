@@ -83,10 +83,20 @@ struct BenchConfig {
   store::testing::PgServer* pg = nullptr;
 };
 
+struct ScenarioEnvOptions {
+  // Our orchestrator in a session of its own (OrchestratorSpec::own_session),
+  // for idle and reconnect, whose thousands of simulated agents share the
+  // machine with it. Without: 10,000 agents reconnecting on 2 cores starved
+  // the restarted orchestrator, abandoned connection attempts piled up as
+  // CLOSE_WAIT sockets to its fd limit, and after EMFILE it accepted nothing.
+  bool orchestrator_own_session = false;
+};
+
 class ScenarioEnv {
  public:
   static Result<std::unique_ptr<ScenarioEnv>> Create(const BenchConfig& config,
-                                                     const std::string& scenario);
+                                                     const std::string& scenario,
+                                                     const ScenarioEnvOptions& options = {});
   ~ScenarioEnv();
 
   const BenchConfig& config() const { return config_; }

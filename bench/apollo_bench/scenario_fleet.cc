@@ -24,7 +24,7 @@ struct Backlog {
 ScenarioResult RunIdleFleet(const BenchConfig& config) {
   ScenarioResult r;
   r.scenario = "idle_fleet";
-  auto env = ScenarioEnv::Create(config, "idle");
+  auto env = ScenarioEnv::Create(config, "idle", {.orchestrator_own_session = true});
   if (!env.ok()) return Failed(std::move(r), env.status().ToString());
   OrchestratorProcess* p = (*env)->process();
   if (!p) return Failed(std::move(r), "needs an orchestrator of its own (not --server)");
@@ -65,7 +65,7 @@ ScenarioResult RunIdleFleet(const BenchConfig& config) {
 ScenarioResult RunReconnectStorm(const BenchConfig& config) {
   ScenarioResult r;
   r.scenario = "reconnect_storm";
-  auto env = ScenarioEnv::Create(config, "storm");
+  auto env = ScenarioEnv::Create(config, "storm", {.orchestrator_own_session = true});
   if (!env.ok()) return Failed(std::move(r), env.status().ToString());
   if (!(*env)->process()) return Failed(std::move(r), "needs an orchestrator of its own");
   auto fleet = (*env)->StartSplitFleet(config.fleet_agents);
