@@ -144,7 +144,7 @@ Status ScenarioEnv::WaitCenterConnected(size_t agents) {
                                   std::to_string(agents) + " agents connected in time");
 }
 
-Result<std::unique_ptr<Fleet>> ScenarioEnv::StartConnectedFleet(size_t agents, bool runs_work) {
+Result<std::unique_ptr<Fleet>> ScenarioEnv::StartConnectedFleet(size_t agents) {
   if (const size_t per_process = MaxAgentsPerProcess(config_.shared_connection);
       agents > per_process) {
     return Status::FailedPrecondition(
@@ -152,8 +152,8 @@ Result<std::unique_ptr<Fleet>> ScenarioEnv::StartConnectedFleet(size_t agents, b
         std::to_string(per_process) +
         ", from RLIMIT_NOFILE); only idle and reconnect spread a fleet over several processes");
   }
-  APOLLO_RETURN_IF_ERROR(CheckFleetCapacity(agents, runs_work ? config_.max_concurrency : 0,
-                                            config_.shared_connection));
+  APOLLO_RETURN_IF_ERROR(
+      CheckFleetCapacity(agents, config_.max_concurrency, config_.shared_connection));
   APOLLO_RETURN_IF_ERROR(CheckOrchestratorFds(agents));
   auto fleet = StartFleet(agents, config_.max_concurrency);
   if (!fleet.ok()) return fleet.status();

@@ -117,12 +117,12 @@ class ScenarioEnv {
   // `agents` simulated agents labelled role=bench and bench_run=prefix().
   Result<std::unique_ptr<Fleet>> StartFleet(size_t agents, int max_concurrency);
   // Starts a fleet in this process and waits until the center lists all of
-  // it connected. First checks that this process (CheckFleetCapacity;
-  // `runs_work`: its agents will run tasks, so each starts executor
-  // threads) and our orchestrator (2 fds per agent) can hold it; a fleet
+  // it connected. First checks that this process (CheckFleetCapacity; its
+  // agents run tasks, so each starts executor threads) and our
+  // orchestrator (2 fds per agent) can hold it; a fleet
   // larger than MaxAgentsPerProcess: FailedPrecondition (only
   // StartSplitFleet spreads one over processes).
-  Result<std::unique_ptr<Fleet>> StartConnectedFleet(size_t agents, bool runs_work = true);
+  Result<std::unique_ptr<Fleet>> StartConnectedFleet(size_t agents);
   // `agents` idle agents (they will run no work) over as many processes as
   // fleet_per_process (or MaxAgentsPerProcess) asks, and waits until the
   // center lists all of them connected. Checks each process's descriptors,
