@@ -338,10 +338,18 @@ std::vector<Item> EmbeddedBus::TakeReady(Partition& p, SteadyTime now) {
 
 void EmbeddedBus::Consume(Worker& w) {
   while (!stop_) {
+    // The timeout picks up retries whose delay has passed and expires
+    // waiters; with neither pending, a publish wakes the worker, and an idle
+    // center (a quiet fleet) is not woken 50 times a second per worker.
+    bool pending = tracker_.waiting() > 0;
+    for (size_t i = 0; i < w.parts.size() && !pending; ++i) {
+      std::lock_guard<std::mutex> lock(w.parts[i]->mu);
+      pending = !w.parts[i]->queue.empty();
+    }
     {
-      // The timeout also picks up retries whose delay has passed.
       std::unique_lock<std::mutex> lock(w.mu);
-      w.cv.wait_for(lock, std::chrono::milliseconds(20), [&] { return stop_ || w.signaled; });
+      w.cv.wait_for(lock, std::chrono::milliseconds(pending ? 20 : 250),
+                    [&] { return stop_ || w.signaled; });
       if (stop_) return;
       w.signaled = false;
     }
