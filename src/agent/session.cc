@@ -53,6 +53,14 @@ std::optional<std::string> NotLeaderRefusal(const grpc::Status& st) {
 // kQuickRetryJitter), not after the backoff: another one may lead.
 constexpr Duration kQuickRetry = std::chrono::milliseconds(200);
 constexpr Duration kQuickRetryJitter = std::chrono::milliseconds(300);
+// How long one TCP (and TLS) connection attempt may take before gRPC gives
+// it up (gRPC's own default). Under a reconnect storm a connection waits in
+// the center's accept queue, or its SYN is dropped and sent again by TCP
+// after 1, 3, 7 s: giving up sooner wastes the place it had, and an attempt
+// given up after the center accepted it still holds a descriptor there
+// until the center gets to it, while the agent dials again (measured at
+// 10,000 agents: with 5 s the center ran out of descriptors, BENCHMARKS.md).
+constexpr Duration kConnectAttemptTimeout = std::chrono::seconds(20);
 
 }  // namespace
 
@@ -161,14 +169,22 @@ void Session::Loop() {
     return static_cast<int>(std::chrono::duration_cast<std::chrono::milliseconds>(d).count());
   };
   args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, std::max(1, ms(options_.initial_backoff)));
-  args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, std::max(1, ms(options_.initial_backoff)));
+  // In gRPC this is how long one connection attempt may take, not a wait
+  // between attempts: at the initial backoff (500 ms) a center busy taking
+  // a fleet back saw slow attempts abandoned and made again.
+  args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS,
+              std::max(ms(options_.initial_backoff), ms(kConnectAttemptTimeout)));
   args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, std::max(1, ms(options_.max_backoff)));
   // A cut-off link (packets dropped, nothing closed) stalls the stream
-  // silently, and TCP gives up only after ~15 minutes. A ping every
-  // heartbeat interval, unanswered for another one, ends the transport: the
-  // session notices within two heartbeat intervals and reconnects. (The
-  // center allows pings this often, see orchestrator/main.cc.)
-  args.SetInt(GRPC_ARG_KEEPALIVE_TIME_MS, std::max(1000, ms(options_.heartbeat_interval)));
+  // silently, and TCP gives up only after ~15 minutes. Keepalive on makes
+  // gRPC set TCP_USER_TIMEOUT to the keepalive timeout (one heartbeat
+  // interval): the heartbeat this agent sends every interval then fails the
+  // socket when it is not acknowledged in time, so the session notices
+  // within about two intervals and reconnects. Pings themselves are rare
+  // (every 5 minutes, for a link with nothing to send): one per agent per
+  // interval was a read and a write in the center for each agent of a
+  // quiet fleet. (The center allows pings this often, orchestrator/main.cc.)
+  args.SetInt(GRPC_ARG_KEEPALIVE_TIME_MS, std::max(300'000, ms(options_.heartbeat_interval)));
   args.SetInt(GRPC_ARG_KEEPALIVE_TIMEOUT_MS, std::max(1000, ms(options_.heartbeat_interval)));
   args.SetInt(GRPC_ARG_HTTP2_MAX_PINGS_WITHOUT_DATA, 0);
   // Larger than anything the center sends (it batches intents by bytes
@@ -218,11 +234,17 @@ void Session::Loop() {
         NoteNotLeader(dialled, end.leader, ring.Find(end.leader).has_value(), ring.current(), soon);
       }
     }
-    // Told by the center's admission control when to come back: then, plus
-    // jitter, so the refused agents do not return in lockstep.
+    // Told by the center's admission control when to come back (a moment
+    // it picked within the time it needs to take every agent waiting,
+    // orchestrator/admission.h): then, plus up to a quarter of it, so agents
+    // told the same do not return in lockstep. The center answered: nothing
+    // failed, so the backoff does not grow.
     if (int64_t after = retry_after_ms_.exchange(0); after > 0) {
-      wait = std::chrono::milliseconds(after) + Duration(jitter(rng) / 4);
-    } else if (soon) {
+      std::uniform_int_distribution<int64_t> spread(0, after / 4);
+      if (!SleepFor(std::chrono::milliseconds(after + spread(rng)))) return;
+      continue;
+    }
+    if (soon) {
       // Another replica is still to be tried this round: soon, the backoff
       // kept as it is (it grows only once a whole round failed).
       wait = std::min<Duration>(kQuickRetry + Duration(quick_jitter(rng)), options_.max_backoff);
@@ -254,6 +276,7 @@ Session::SessionEnd Session::RunSession(apollo::v1::AgentGateway::Stub& stub,
   for (const auto& i : options_.disabled_intents) h->add_disabled_intents(i);
   h->set_agent_version(options_.agent_version);
   h->set_protocol_version(kProtocolVersion);
+  h->set_follows_heartbeat_pace(true);
   h->set_durable_seq(wal_.last_seq());
   h->set_acked_seq(wal_.acked_seq());
   if (executor_ && executor_->conservative()) h->set_mode(apollo::v1::AGENT_MODE_CONSERVATIVE);
@@ -329,6 +352,12 @@ Session::SessionEnd Session::RunSession(apollo::v1::AgentGateway::Stub& stub,
     sync_interval = std::min<Duration>(
         sync_interval, std::chrono::milliseconds(welcome.welcome().state_sync_interval_ms()));
   }
+  // Heartbeats at the center's pace when it names one (here or later in a
+  // HeartbeatPace): it decides when a silent session is cut off
+  // (orchestrator/silence_watch.h), and asks a large fleet to beat less
+  // often (orchestrator/heartbeat_pace.h).
+  heartbeat_us_.store(options_.heartbeat_interval.count());
+  SetHeartbeatPace(welcome.welcome().heartbeat_interval_ms());
   std::thread writer([this, s = stream.get(), sync_interval] { WriterLoop(s, sync_interval); });
   CenterMessage msg;
   while (stream->Read(&msg)) Handle(msg);
@@ -409,8 +438,16 @@ AgentMessage Session::Heartbeat() const {
   return m;
 }
 
+void Session::SetHeartbeatPace(int64_t interval_ms) {
+  if (interval_ms <= 0) return;
+  const Duration d = std::clamp<Duration>(std::chrono::milliseconds(interval_ms),
+                                          std::chrono::seconds(1), std::chrono::minutes(5));
+  heartbeat_us_.store(d.count());
+}
+
 void Session::WriterLoop(Stream* stream, Duration sync_interval) {
-  TimePoint next_heartbeat = clock_.Now() + options_.heartbeat_interval;
+  auto heartbeat = [this] { return Duration(heartbeat_us_.load()); };
+  TimePoint next_heartbeat = clock_.Now() + heartbeat();
   TimePoint next_snapshot = clock_.Now() + sync_interval;
   // Test only (test_duplicate_delivery): batches to write a second time.
   std::deque<std::pair<TimePoint, AgentMessage>> redeliver;
@@ -424,9 +461,9 @@ void Session::WriterLoop(Stream* stream, Duration sync_interval) {
     TimePoint due = std::min(next_heartbeat, next_snapshot);
     if (snapshot_due_.load()) due = std::min(due, FromUnixMicros(snapshot_not_before_us_.load()));
     if (!redeliver.empty()) due = std::min(due, redeliver.front().first);
-    const Duration wait = std::clamp<Duration>(
-        due - clock_.Now(), std::chrono::milliseconds(1),
-        std::max<Duration>(options_.heartbeat_interval, std::chrono::milliseconds(1)));
+    const Duration wait =
+        std::clamp<Duration>(due - clock_.Now(), std::chrono::milliseconds(1),
+                             std::max<Duration>(heartbeat(), std::chrono::milliseconds(1)));
     {
       std::unique_lock<std::mutex> lock(mu_);
       cv_.wait_for(lock, wait, [this] {
@@ -461,7 +498,7 @@ void Session::WriterLoop(Stream* stream, Duration sync_interval) {
     }
     if (clock_.Now() >= next_heartbeat) {
       if (!stream->Write(Heartbeat())) return;
-      next_heartbeat = clock_.Now() + options_.heartbeat_interval;
+      next_heartbeat = clock_.Now() + heartbeat();
     }
   }
 }
@@ -494,6 +531,9 @@ void Session::Handle(const CenterMessage& msg) {
       MaybeSynced();
       break;
     }
+    case CenterMessage::kHeartbeatPace:
+      SetHeartbeatPace(msg.heartbeat_pace().heartbeat_interval_ms());
+      break;
     case CenterMessage::kSnapshotAck:
       snapshot_acked_.store(true);
       MaybeSynced();

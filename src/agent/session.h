@@ -130,7 +130,11 @@ class Session final : public EventSink {
   void Loop();
   // One session with the replica at `address`; returns when the stream ends.
   SessionEnd RunSession(apollo::v1::AgentGateway::Stub& stub, const std::string& address);
+  // Writes events, snapshots and heartbeats (every heartbeat_us_) until
+  // stopped.
   void WriterLoop(Stream* stream, Duration sync_interval);
+  // The center named this heartbeat interval (ms; <= 0: keep the current).
+  void SetHeartbeatPace(int64_t interval_ms);
   // A snapshot is due and not held back by test_snapshot_delay.
   bool SnapshotReady() const;
   void Handle(const apollo::v1::CenterMessage& msg);
@@ -168,6 +172,7 @@ class Session final : public EventSink {
   std::atomic<bool> snapshot_acked_{false};
   std::atomic<uint64_t> backlog_target_{0};       // last seq when the session began
   std::atomic<int64_t> last_contact_us_{0};       // connected, or last disconnect
+  std::atomic<int64_t> heartbeat_us_{0};          // this session's pace (the center's, if named)
   std::atomic<int64_t> retry_after_ms_{0};        // the center's admission control
   std::atomic<uint64_t> sessions_{0};
   std::string last_failure_;  // the session thread only: NoteFailedStart's last line

@@ -1,8 +1,18 @@
 #include "orchestrator/admission.h"
 
 #include <algorithm>
+#include <cmath>
 
 namespace apollo::orchestrator {
+namespace {
+// Reconciled handshakes counted for the pace.
+constexpr Duration kPaceSpan = std::chrono::seconds(2);
+// What a refused agent is told, at least and at most.
+constexpr Duration kMinRetryAfter = std::chrono::milliseconds(250);
+constexpr Duration kMaxRetryAfter = std::chrono::minutes(2);
+// A refused node not seen again for this long no longer counts as waiting.
+constexpr Duration kForgetWaiting = std::chrono::minutes(2);
+}  // namespace
 
 Admission::Admission(AdmissionOptions options)
     : options_(options),
@@ -10,7 +20,7 @@ Admission::Admission(AdmissionOptions options)
       window_(std::clamp(options_.initial_window, std::max(1, options_.min_window),
                          std::max(options_.min_window, options_.max_window))) {}
 
-std::optional<uint64_t> Admission::TryAdmit(TimePoint now) {
+std::optional<uint64_t> Admission::TryAdmit(TimePoint now, const std::string& node) {
   Expire(now);
   // The window first: a Hello it refuses takes no token.
   if (static_cast<double>(in_flight_.size()) >= window_ || !rate_.Take(now)) {
@@ -18,6 +28,7 @@ std::optional<uint64_t> Admission::TryAdmit(TimePoint now) {
     return std::nullopt;
   }
   ++admitted_;
+  if (!node.empty()) waiting_.erase(node);
   uint64_t ticket = next_ticket_++;
   in_flight_.emplace(ticket, now);
   return ticket;
@@ -30,6 +41,8 @@ void Admission::Reconciled(uint64_t ticket, Duration center_time, TimePoint now)
   const bool window_used = 2 * in_flight_.size() >= static_cast<size_t>(window_);
   const Duration took = center_time;
   in_flight_.erase(it);
+  reconciled_.push_back(now);
+  while (now - reconciled_.front() > kPaceSpan) reconciled_.pop_front();
   if (took > options_.target) {
     Shrink(now);
   } else if (window_used) {
@@ -42,6 +55,34 @@ void Admission::Reconciled(uint64_t ticket, Duration center_time, TimePoint now)
 }
 
 void Admission::Abandoned(uint64_t ticket) { in_flight_.erase(ticket); }
+
+Duration Admission::RetryAfter(const std::string& node, TimePoint now) {
+  // The pace the center can take handshakes at: the fastest it reconciled
+  // them over any kPaceSpan so far, or what the window allows if each takes
+  // the target, the higher. Not the pace of the last seconds: while the
+  // refused wait, few handshakes happen, and a wait sized on that would
+  // feed on itself (measured: the center idle while 3,000 agents slept).
+  while (!reconciled_.empty() && now - reconciled_.front() > kPaceSpan) reconciled_.pop_front();
+  const double span_s = std::chrono::duration<double>(kPaceSpan).count();
+  peak_pace_ = std::max(peak_pace_, static_cast<double>(reconciled_.size()) / span_s);
+  double pace =
+      std::max(peak_pace_,
+               window_ / std::max(0.001, std::chrono::duration<double>(options_.target).count()));
+  pace = std::clamp(pace, 1.0, std::max(1.0, options_.max_per_s));
+  // The waiting: this node now, and the others refused lately.
+  waiting_[node] = now;
+  waiting_order_.emplace_back(now, node);
+  while (!waiting_order_.empty() && now - waiting_order_.front().first > kForgetWaiting) {
+    auto it = waiting_.find(waiting_order_.front().second);
+    if (it != waiting_.end() && it->second == waiting_order_.front().first) waiting_.erase(it);
+    waiting_order_.pop_front();
+  }
+  const double all_in_s = static_cast<double>(waiting_.size()) / pace;
+  std::uniform_real_distribution<double> moment(0, all_in_s);
+  const auto after =
+      std::chrono::duration_cast<Duration>(std::chrono::duration<double>(moment(rng_)));
+  return std::clamp<Duration>(after, kMinRetryAfter, kMaxRetryAfter);
+}
 
 void Admission::Expire(TimePoint now) {
   // Not a sign of the center's load (that shows in center_time): the agent

@@ -26,12 +26,27 @@
 //    times that). A handshake not reconciled within `expire` (an agent that
 //    never sends its snapshot) gives its slot back.
 //
+// A refused agent is told when to come back (RetryAfter): a random moment
+// within the time the center needs to take every agent waiting, that is
+// the distinct nodes refused and not admitted since (forgotten after 2
+// minutes), over the pace the center can reconcile handshakes at (the
+// fastest it did over 2 s, or what the window allows at the target, the
+// higher). The waiting then come back spread at about that pace (the agent
+// adds up to a quarter as jitter, agent/session.cc) instead of every second
+// in a crowd that is refused again and again; counting nodes, not
+// refusals, keeps an agent refused twice from lengthening the wait.
+//
 // Thread-safety: not thread-safe; the orchestrator calls it under its mutex.
 // Time is passed in.
 
 #include <cstdint>
+#include <deque>
 #include <map>
 #include <optional>
+#include <random>
+#include <string>
+#include <unordered_map>
+#include <utility>
 
 #include "core/clock.h"
 #include "orchestrator/overload.h"
@@ -52,7 +67,8 @@ class Admission {
   explicit Admission(AdmissionOptions options);
 
   // A ticket for the new session, or nullopt: refused, come back later.
-  std::optional<uint64_t> TryAdmit(TimePoint now);
+  // `node` is no longer waiting once admitted.
+  std::optional<uint64_t> TryAdmit(TimePoint now, const std::string& node = {});
   // The session of `ticket` was reconciled (its first snapshot
   // acknowledged); `center_time`: what the center spent on its Hello and
   // snapshot. Unknown or expired tickets are ignored.
@@ -60,6 +76,8 @@ class Admission {
   // The session of `ticket` ended, or its Hello failed, before it was
   // reconciled: its slot is free, nothing is learnt.
   void Abandoned(uint64_t ticket);
+  // For `node`, refused now: when to come back (250 ms .. 2 min).
+  Duration RetryAfter(const std::string& node, TimePoint now);
 
   int window() const { return static_cast<int>(window_); }
   size_t in_flight() const { return in_flight_.size(); }
@@ -77,6 +95,15 @@ class Admission {
   // Ticket -> when it was admitted. Tickets grow with time: begin() is the
   // oldest.
   std::map<uint64_t, TimePoint> in_flight_;
+  // Reconciled handshakes of the last 2 s, oldest first (the pace).
+  std::deque<TimePoint> reconciled_;
+  double peak_pace_ = 0;  // the most reconciled per second over 2 s so far
+  // Nodes refused and not admitted since -> when last refused; and the
+  // same in refusal order, for forgetting (an entry whose time differs
+  // from the map's is stale).
+  std::unordered_map<std::string, TimePoint> waiting_;
+  std::deque<std::pair<TimePoint, std::string>> waiting_order_;
+  std::mt19937_64 rng_{0x5eed};
   uint64_t next_ticket_ = 1;
   int64_t admitted_ = 0;
   int64_t refused_ = 0;

@@ -145,6 +145,52 @@ Outcome Simulate(double capacity, int initial_window) {
   return out;
 }
 
+TEST(AdmissionTest, RetryAfterSpreadsTheWaitingNodesOverTheTimeToTakeThemAll) {
+  // Window 50, target 1 s: before handshakes are reconciled the pace is
+  // taken as 50/s.
+  Admission a(Options(1e6, 50));
+  std::vector<uint64_t> tickets;
+  for (int i = 0; i < 50; ++i) tickets.push_back(*a.TryAdmit(kT0, "in-" + std::to_string(i)));
+  ASSERT_FALSE(a.TryAdmit(kT0, "n-0"));
+  EXPECT_EQ(a.RetryAfter("n-0", kT0), milliseconds(250));  // alone: at once (the floor)
+  // 500 nodes waiting at 50/s: each told a moment within 10 s, spread
+  // evenly; refused again, the same nodes do not lengthen the wait.
+  for (int i = 0; i < 500; ++i) a.RetryAfter("n-" + std::to_string(i), kT0);
+  Duration longest{0};
+  int first_half = 0;
+  for (int i = 0; i < 500; ++i) {
+    Duration d = a.RetryAfter("n-" + std::to_string(i), kT0);
+    EXPECT_GE(d, milliseconds(250));
+    EXPECT_LE(d, seconds(10));
+    longest = std::max(longest, d);
+    first_half += d < seconds(5) ? 1 : 0;
+  }
+  EXPECT_GT(longest, seconds(9));
+  EXPECT_GT(first_half, 200);  // ~250 expected, 11 standard deviation
+  EXPECT_LT(first_half, 300);
+  // 40 handshakes reconciled over 2 s: 20/s measured, but the window (grown
+  // by those quick handshakes) allows more: the higher counts. 30 of the
+  // waiting were admitted meanwhile: 470 wait.
+  for (int i = 0; i < 40; ++i) {
+    a.Reconciled(tickets[static_cast<size_t>(i)], milliseconds(10),
+                 kT0 + milliseconds(50 * (i + 1)));
+  }
+  for (int i = 0; i < 30; ++i) ASSERT_TRUE(a.TryAdmit(kT0 + seconds(2), "n-" + std::to_string(i)));
+  Duration longest_now{0};
+  for (int i = 30; i < 500; ++i) {
+    longest_now = std::max(longest_now, a.RetryAfter("n-" + std::to_string(i), kT0 + seconds(2)));
+  }
+  const double pace = std::max(20.0, static_cast<double>(a.window()));  // per s (target 1 s)
+  EXPECT_GT(a.window(), 20);
+  EXPECT_LE(longest_now, std::chrono::duration<double>(470 / pace));
+  EXPECT_GT(longest_now, std::chrono::duration<double>(0.8 * 470 / (pace + 1)));
+  // Never more than 2 minutes, however many wait; and nodes not refused
+  // again for 2 minutes are forgotten.
+  for (int i = 0; i < 50'000; ++i) a.RetryAfter("m-" + std::to_string(i), kT0 + seconds(3));
+  EXPECT_LE(a.RetryAfter("m-0", kT0 + seconds(3)), seconds(120));
+  EXPECT_EQ(a.RetryAfter("late", kT0 + seconds(200)), milliseconds(250));
+}
+
 TEST(AdmissionTest, TheAdmittedRateSettlesAtTheCentersCapacity) {
   for (double capacity : {40.0, 300.0, 1500.0}) {
     Outcome o = Simulate(capacity, 64);

@@ -50,6 +50,39 @@ void AgentSession::HelloTimedOut() {
                        " of opening the stream (limits.hello_timeout)"));
 }
 
+namespace {
+int64_t SteadyNowNs() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+}  // namespace
+
+std::optional<std::chrono::steady_clock::time_point> AgentSession::LastHeard() const {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (read_paused_ || finished_) return std::nullopt;  // not listening: not silent
+  }
+  return std::chrono::steady_clock::time_point(std::chrono::nanoseconds(heard_ns_.load()));
+}
+
+void AgentSession::SilenceTimedOut(Duration silent) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (finished_) return;
+    finished_ = true;
+    Finish(
+        grpc::Status(grpc::StatusCode::UNAVAILABLE,
+                     "nothing heard from this agent for " +
+                         FormatDuration(std::chrono::duration_cast<std::chrono::seconds>(silent)) +
+                         " (2.5 heartbeat intervals): stream closed; reconnect"));
+  }
+  // The link is most likely cut: the status may never reach the agent, so
+  // cancel the stream to end it here now (the center shows it disconnected)
+  // and let the transport drop what it still holds.
+  ctx_->TryCancel();
+}
+
 void AgentSession::ReadNext() {
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -67,6 +100,8 @@ void AgentSession::OnBatchCommitted() {
     resume = read_paused_;
     read_paused_ = false;
   }
+  // Not heard while not read: the silence counts from now.
+  if (resume) heard_ns_.store(SteadyNowNs());
   if (resume) ReadNext();
 }
 
@@ -100,6 +135,7 @@ void AgentSession::OnReadDone(bool ok) {
     End(grpc::Status::OK);
     return;
   }
+  heard_ns_.store(SteadyNowNs());
   if (!handle_ && bounds_.hello != nullptr) bounds_.hello->Remove(this);  // it spoke in time
   if (!handle_ && in_.msg_case() != AgentMessage::kHello) {
     End(grpc::Status(grpc::StatusCode::FAILED_PRECONDITION, "the first message must be Hello"));
@@ -143,7 +179,13 @@ void AgentSession::Handle(const AgentMessage& msg) {
         return;
       }
       welcome.mutable_welcome()->set_protocol_version(kProtocolVersion);
+      // Allowed to be quiet for 2.5 of the heartbeat intervals it is told.
+      const Duration quiet =
+          std::chrono::milliseconds(welcome.welcome().heartbeat_interval_ms() * 5 / 2);
       Enqueue(std::move(welcome));
+      if (bounds_.silence != nullptr && msg.hello().follows_heartbeat_pace()) {
+        bounds_.silence->Add(this, quiet);
+      }
       ReadNext();
       return;
     }
@@ -183,6 +225,12 @@ void AgentSession::Handle(const AgentMessage& msg) {
 }
 
 void AgentSession::Enqueue(CenterMessage msg) {
+  // A new pace for the agent: it may be quiet for 2.5 of those intervals.
+  // (Before mu_: the watch calls into this session under its own lock.)
+  if (msg.has_heartbeat_pace() && bounds_.silence != nullptr) {
+    bounds_.silence->Extend(
+        this, std::chrono::milliseconds(msg.heartbeat_pace().heartbeat_interval_ms() * 5 / 2));
+  }
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (finished_) return;
@@ -238,6 +286,7 @@ void AgentSession::OnWriteDone(bool ok) {
 
 void AgentSession::OnDone() {
   if (bounds_.hello != nullptr) bounds_.hello->Remove(this);  // before it is freed
+  if (bounds_.silence != nullptr) bounds_.silence->Remove(this);
   if (handle_) {
     handle_->Detach();
     std::string cut_off;

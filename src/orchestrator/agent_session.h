@@ -29,7 +29,10 @@
 //
 // Bounds (SessionBounds, set by the gateway): the stream holds one of the
 // gateway's stream slots until it ends; it must say Hello within the
-// gateway's Hello deadline or it is ended with DEADLINE_EXCEEDED; and the
+// gateway's Hello deadline or it is ended with DEADLINE_EXCEEDED; once past
+// Hello, a stream from which nothing is heard for the silence limit (about
+// two heartbeat intervals, silence_watch.h) is ended with UNAVAILABLE and
+// cancelled, so a silently cut agent shows as disconnected; and the
 // messages waiting to be written to its peer are bounded by bytes: a peer
 // that stops reading is cut off (RESOURCE_EXHAUSTED, the stream cancelled
 // so the transport frees it), with a session_cut_off alert. Nothing about
@@ -57,6 +60,7 @@
 #include "orchestrator/concurrency_limit.h"
 #include "orchestrator/hello_deadlines.h"
 #include "orchestrator/peer_identity.h"
+#include "orchestrator/silence_watch.h"
 
 namespace apollo::orchestrator {
 
@@ -140,12 +144,14 @@ inline constexpr char kProtocolRefused[] = "protocol_refused";
 struct SessionBounds {
   std::optional<ConcurrencyLimit::Lease> slot;  // held until the stream ends
   HelloDeadlines* hello = nullptr;              // null: no Hello deadline
+  SilenceWatch* silence = nullptr;              // null: never ended for silence
   int64_t max_outbound_bytes = 0;               // 0: unbounded
 };
 
 class AgentSession final
     : public grpc::ServerBidiReactor<apollo::v1::AgentMessage, apollo::v1::CenterMessage>,
-      private HelloWaiter {
+      private HelloWaiter,
+      private SilentPeer {
  public:
   // `peer`: who the transport says is calling (IdentityOf). `ctx`: the
   // stream's, to cancel it when its peer is cut off.
@@ -165,6 +171,9 @@ class AgentSession final
   };
   // HelloWaiter: called by the gateway's sweeper (under its lock).
   void HelloTimedOut() override;
+  // SilentPeer: called by the gateway's silence watch (under its lock).
+  std::optional<std::chrono::steady_clock::time_point> LastHeard() const override;
+  void SilenceTimedOut(Duration silent) override;
   void Enqueue(apollo::v1::CenterMessage msg);  // any thread
   void Handle(const apollo::v1::AgentMessage& msg);
   void ReadNext();
@@ -182,7 +191,7 @@ class AgentSession final
   apollo::v1::AgentMessage in_;
   std::shared_ptr<SessionHandle> handle_;  // set at Hello
 
-  std::mutex mu_;
+  mutable std::mutex mu_;
   std::deque<Outgoing> out_;  // guarded by mu_; front() is being written
   size_t out_bytes_ = 0;      // guarded by mu_: the sum of out_'s bytes
   bool writing_ = false;      // guarded by mu_
@@ -190,6 +199,8 @@ class AgentSession final
   std::string cut_off_;       // guarded by mu_: why the peer was cut off, if it was
   int batches_in_flight_ = 0;  // guarded by mu_: EventBatches applied, not yet committed
   bool read_paused_ = false;   // guarded by mu_: at the bound, no read outstanding
+  // When the last message arrived (or reading resumed), steady clock ns.
+  std::atomic<int64_t> heard_ns_{0};
 };
 
 // EventBatches of one session being committed at once (see the header).

@@ -69,6 +69,7 @@ void Orchestrator::DispatchLoop() {
       if (stop_) return;
       kicked_ = false;
     }
+    PaceHeartbeats(clock_.Now());
     // A follower dispatches nothing: the due work is the leader's.
     if (!Leads()) continue;
     // Every write of the pass is the leader's, fenced by its epoch.

@@ -19,11 +19,16 @@ GatewayService::GatewayService(SessionHost& host, const Clock& clock, GatewayOpt
     : host_(host),
       options_(std::move(options)),
       streams_(options_.max_streams),
-      hello_(options_.hello_timeout, clock, options_.log) {
+      hello_(options_.hello_timeout, clock, options_.log),
+      silence_(options_.silence_limit, options_.log) {
   hello_.Start();
+  silence_.Start();
 }
 
-GatewayService::~GatewayService() { hello_.Stop(); }
+GatewayService::~GatewayService() {
+  hello_.Stop();
+  silence_.Stop();
+}
 
 grpc::ServerBidiReactor<AgentMessage, CenterMessage>* GatewayService::Connect(
     grpc::CallbackServerContext* ctx) {
@@ -40,6 +45,7 @@ grpc::ServerBidiReactor<AgentMessage, CenterMessage>* GatewayService::Connect(
   SessionBounds bounds;
   bounds.slot.emplace(std::move(*slot));
   bounds.hello = &hello_;
+  bounds.silence = &silence_;
   bounds.max_outbound_bytes = options_.max_outbound_bytes;
   // Deletes itself in OnDone.
   return new AgentSession(host_, IdentityOf(*ctx, options_.tls), ctx, std::move(bounds));

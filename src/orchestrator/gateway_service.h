@@ -11,6 +11,10 @@
 //    refusal at Hello (orchestrator.cc);
 //  - a stream must say Hello within `hello_timeout`, or it is ended with
 //    DEADLINE_EXCEEDED and its slot is free again (hello_deadlines.h);
+//  - a session from which nothing is heard for `silence_limit` (about two
+//    heartbeat intervals: every agent heartbeats) is ended and cancelled,
+//    so an agent behind a silently cut link shows as disconnected
+//    (silence_watch.h);
 //  - a session's queue of messages not yet written to its peer is bounded
 //    by `max_outbound_bytes`: a peer that stops reading is cut off
 //    (agent_session.h); its rows stay as they are, the agent resends its
@@ -31,11 +35,13 @@
 #include "orchestrator/concurrency_limit.h"
 #include "orchestrator/hello_deadlines.h"
 #include "orchestrator/peer_identity.h"
+#include "orchestrator/silence_watch.h"
 
 namespace apollo::orchestrator {
 
 struct GatewayOptions {
   Duration hello_timeout = std::chrono::seconds(10);
+  Duration silence_limit{0};  // 0: sessions are never ended for silence
   int64_t max_streams = 10'000;
   int64_t max_outbound_bytes = int64_t{64} << 20;
   // The server requires client certificates, so each stream's Hello must
@@ -47,7 +53,7 @@ struct GatewayOptions {
 
 class GatewayService final : public apollo::v1::AgentGateway::CallbackService {
  public:
-  // Starts the Hello deadline sweeper. `host` and `clock` must outlive it.
+  // Starts the Hello deadline and silence sweepers. `host` and `clock` must outlive it.
   GatewayService(SessionHost& host, const Clock& clock, GatewayOptions options);
   ~GatewayService() override;
 
@@ -56,12 +62,14 @@ class GatewayService final : public apollo::v1::AgentGateway::CallbackService {
 
   int64_t open_streams() const { return streams_.in_use(); }
   const HelloDeadlines& hello_deadlines() const { return hello_; }
+  const SilenceWatch& silence_watch() const { return silence_; }
 
  private:
   SessionHost& host_;
   const GatewayOptions options_;
   ConcurrencyLimit streams_;
   HelloDeadlines hello_;
+  SilenceWatch silence_;
 };
 
 }  // namespace apollo::orchestrator

@@ -242,15 +242,20 @@ int Run(const OrchestratorConfig& config) {
   builder.SetMaxReceiveMessageSize(16 << 20);
   // Agents ping every heartbeat interval (>= 1 s) to notice a dead link;
   // gRPC's default policy (one ping per 5 minutes) would answer that with
-  // GOAWAY too_many_pings. The center pings them too: an agent cut off by
-  // dropped packets (no FIN, no RST) then shows as disconnected after two
-  // heartbeat intervals instead of for as long as TCP keeps trying.
+  // GOAWAY too_many_pings. The center does not ping them back every
+  // interval (a timer, a write and a read per agent per interval, a third of
+  // an idle fleet's CPU): a session that sends nothing for two and a half
+  // heartbeat intervals is ended by the gateway's silence watch
+  // (silence_watch.h). The keepalive timeout still sets TCP_USER_TIMEOUT on
+  // accepted sockets, so data the center sent into a cut link (the end of
+  // a silent session) fails the socket after one interval and frees it; a
+  // rare ping (every 5 minutes) catches a dead transport with nothing to send.
   const int heartbeat_ms = static_cast<int>(
       std::max<int64_t>(1000, std::chrono::duration_cast<std::chrono::milliseconds>(
                                   config.heartbeat_interval)
                                   .count()));
   builder.AddChannelArgument(GRPC_ARG_HTTP2_MIN_RECV_PING_INTERVAL_WITHOUT_DATA_MS, 500);
-  builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_TIME_MS, heartbeat_ms);
+  builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_TIME_MS, std::max(heartbeat_ms, 300'000));
   builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_TIMEOUT_MS, heartbeat_ms);
   builder.AddChannelArgument(GRPC_ARG_HTTP2_MAX_PINGS_WITHOUT_DATA, 0);
   std::unique_ptr<grpc::Server> server = builder.BuildAndStart();

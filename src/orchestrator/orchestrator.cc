@@ -5,6 +5,7 @@
 #include "apollo/v1/event.pb.h"
 #include "bus/ingest.h"
 #include "core/event.h"
+#include "orchestrator/heartbeat_pace.h"
 
 namespace apollo::orchestrator {
 
@@ -62,6 +63,10 @@ Orchestrator::Orchestrator(OrchestratorOptions options, store::StateStore& store
 Orchestrator::~Orchestrator() { Stop(); }
 
 void Orchestrator::Start() {
+  // The fleet this center serves, for the heartbeat pace (heartbeat_pace.h).
+  if (auto nodes = store_.ListNodes(); nodes.ok()) {
+    fleet_at_start_.store(static_cast<int64_t>(nodes->size()));
+  }
   ingest_.Start();
   dispatch_thread_ = std::thread([this] { DispatchLoop(); });
 }
@@ -185,11 +190,40 @@ Result<int> Orchestrator::AlertUnknownToStore(const std::vector<DriftItem>& drif
   return *written;
 }
 
+Duration Orchestrator::HeartbeatInterval() const {
+  return HeartbeatPace(options_.heartbeat_interval,
+                       std::max(fleet_at_start_.load(), sessions_peak_.load()),
+                       options_.max_heartbeats_per_s);
+}
+
+void Orchestrator::PaceHeartbeats(TimePoint now) {
+  // Sessions told a shorter interval when the fleet was smaller (agents that
+  // came first after a start) are told the new one when it grew by a fifth,
+  // at most every 10 s: a few rounds while a fleet comes back, not one per
+  // agent that connects.
+  const Duration pace = HeartbeatInterval();
+  if (told_pace_.count() == 0) told_pace_ = options_.heartbeat_interval;
+  if (pace * 5 < told_pace_ * 6 || now - told_pace_at_ < std::chrono::seconds(10)) return;
+  told_pace_ = pace;
+  told_pace_at_ = now;
+  CenterMessage m;
+  m.mutable_heartbeat_pace()->set_heartbeat_interval_ms(
+      std::chrono::duration_cast<std::chrono::milliseconds>(pace).count());
+  for (const auto& handle : sessions_.All()) handle->Send(m);
+}
+
 Liveness Orchestrator::NodeLiveness(const store::NodeInfo& node) const {
   if (!node.registered || !node.last_heartbeat) return Liveness::kNeverSeen;
   Duration silent = clock_.Now() - *node.last_heartbeat;
-  if (silent < options_.suspect_after) return Liveness::kAlive;
-  if (silent < options_.lost_after) return Liveness::kSuspect;
+  // Stretched as the heartbeats are for a large fleet (heartbeat_pace.h).
+  const double factor =
+      static_cast<double>(HeartbeatInterval().count()) /
+      static_cast<double>(std::max<int64_t>(1, options_.heartbeat_interval.count()));
+  auto stretch = [factor](Duration d) {
+    return Duration(static_cast<int64_t>(static_cast<double>(d.count()) * factor));
+  };
+  if (silent < stretch(options_.suspect_after)) return Liveness::kAlive;
+  if (silent < stretch(options_.lost_after)) return Liveness::kSuspect;
   return Liveness::kLost;
 }
 
@@ -214,10 +248,11 @@ grpc::Status Orchestrator::OnHello(const std::shared_ptr<SessionHandle>& handle,
   // Registering the node and its following rows is the leader's work.
   LeaderScope fenced(leadership_);
   const TimePoint hello_started = clock_.Now();
-  if (!sessions_.Admit(handle.get(), hello_started)) {
+  if (Duration after{0}; !sessions_.Admit(handle.get(), hello_started, &after)) {
     // The details carry the retry-after in milliseconds for the agent.
-    return grpc::Status(grpc::StatusCode::RESOURCE_EXHAUSTED,
-                        "too many new sessions at once; come back later", "1000");
+    return grpc::Status(
+        grpc::StatusCode::RESOURCE_EXHAUSTED, "too many new sessions at once; come back later",
+        std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(after).count()));
   }
   store::NodeInfo node;
   node.node_id = hello.node_id();
@@ -240,8 +275,12 @@ grpc::Status Orchestrator::OnHello(const std::shared_ptr<SessionHandle>& handle,
     return grpc::Status(grpc::StatusCode::UNAVAILABLE, "store: " + stored.status().message());
   }
   welcome->set_stored_seq(*stored);
+  // Counted before the session is added: this one is part of the fleet.
+  for (int64_t n = static_cast<int64_t>(sessions_.sessions()) + 1, peak = sessions_peak_.load();
+       n > peak && !sessions_peak_.compare_exchange_weak(peak, n);) {
+  }
   welcome->set_heartbeat_interval_ms(
-      std::chrono::duration_cast<std::chrono::milliseconds>(options_.heartbeat_interval).count());
+      std::chrono::duration_cast<std::chrono::milliseconds>(HeartbeatInterval()).count());
   welcome->set_orchestrator_id(options_.orchestrator_id);
   welcome->set_state_sync_interval_ms(
       std::chrono::duration_cast<std::chrono::milliseconds>(options_.state_sync_interval).count());

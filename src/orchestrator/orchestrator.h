@@ -59,6 +59,9 @@ struct OrchestratorOptions {
   Duration dispatch_interval = std::chrono::seconds(1);
   Duration ack_timeout = std::chrono::seconds(10);
   Duration heartbeat_interval = std::chrono::seconds(10);
+  // The whole fleet's heartbeats per second at most: a larger fleet is told
+  // a longer interval (heartbeat_pace.h). 0: no ceiling.
+  int64_t max_heartbeats_per_s = 200;
   // Heartbeats are kept in memory and written in one transaction this
   // often (a commit per heartbeat was most of an idle fleet's cost).
   // Liveness (suspect_after, lost_after) is read from the store, so it
@@ -230,6 +233,11 @@ class Orchestrator final : public SessionHost {
   // Where WatchTask calls wait for their task's next commit.
   TaskWatchHub& task_watches() { return task_watches_; }
   Liveness NodeLiveness(const store::NodeInfo& node) const;
+  // The heartbeat interval agents are told now (heartbeat_pace.h).
+  Duration HeartbeatInterval() const;
+  // Tells every session the current interval if it grew enough since they
+  // were last told (dispatch thread; tests).
+  void PaceHeartbeats(TimePoint now);
   TaskIdGenerator& ids() { return ids_; }
   const OrchestratorOptions& options() const { return options_; }
 
@@ -386,6 +394,12 @@ class Orchestrator final : public SessionHost {
   std::vector<std::pair<std::string, apollo::v1::ProgressReply>>
       progress_replies_;                                             // guarded by mu_
   Rng rng_;                                                          // guarded by mu_
+  // The fleet for the heartbeat pace: nodes the store knew at Start, the
+  // most sessions at once since.
+  std::atomic<int64_t> fleet_at_start_{0};
+  std::atomic<int64_t> sessions_peak_{0};
+  Duration told_pace_{0};     // PaceHeartbeats' caller's thread only
+  TimePoint told_pace_at_{};  // likewise
   std::atomic<int64_t> reconcile_repairs_{0};
   std::atomic<int64_t> reconcile_alerts_{0};
   // (node, task, attempt) already alerted as unknown to the store, so a

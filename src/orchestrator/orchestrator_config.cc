@@ -24,6 +24,7 @@ const std::vector<std::string_view> kFields = {"listen",
                                                "state_sync_interval",
                                                "ack_timeout",
                                                "heartbeat_interval",
+                                               "max_heartbeats_per_s",
                                                "suspect_after",
                                                "lost_after",
                                                "start_timeout",
@@ -148,6 +149,9 @@ bool OrchestratorParser::Value(const Field& f) {
   if (k == "state_sync_interval") return Dur(v, k, 10s, kDay, &c.state_sync_interval);
   if (k == "ack_timeout") return Dur(v, k, 1s, 1h, &c.ack_timeout);
   if (k == "heartbeat_interval") return Dur(v, k, 1s, 300s, &c.heartbeat_interval);
+  if (k == "max_heartbeats_per_s") {
+    return internal::ReadInt(r_, v, k, 0, 1'000'000, &c.max_heartbeats_per_s);
+  }
   if (k == "suspect_after") return Dur(v, k, 1s, 1h, &c.suspect_after);
   if (k == "lost_after") return Dur(v, k, 1s, kDay, &c.lost_after);
   if (k == "start_timeout") return Dur(v, k, 0s, 30 * kDay, &c.start_timeout);

@@ -39,6 +39,7 @@ RuntimeOptions DeriveRuntimeOptions(const OrchestratorConfig& c) {
   o.dispatch_interval = c.dispatch_interval;
   o.ack_timeout = c.ack_timeout;
   o.heartbeat_interval = c.heartbeat_interval;
+  o.max_heartbeats_per_s = c.max_heartbeats_per_s;
   o.suspect_after = c.suspect_after;
   o.lost_after = c.lost_after;
   o.state_sync_interval = c.state_sync_interval;
@@ -62,6 +63,9 @@ RuntimeOptions DeriveRuntimeOptions(const OrchestratorConfig& c) {
   r.gateway.max_streams = c.limits.max_sessions;
   r.gateway.max_outbound_bytes = c.limits.session_outbound_mib << 20;
   r.gateway.tls = c.tls.complete();
+  // Agents heartbeat at this center's interval (it is in their Welcome): a
+  // session silent for two and a half intervals missed two heartbeats.
+  r.gateway.silence_limit = c.heartbeat_interval * 5 / 2;
 
   r.store.sqlite_synchronous = std::string(SqliteSyncName(c.store_options.synchronous));
   r.store.batch_cap = c.store_options.batch_max;
@@ -103,6 +107,7 @@ std::string Fingerprint(const RuntimeOptions& r) {
   out << "dispatch_interval_ms=" << Ms(o.dispatch_interval) << "\n"
       << "ack_timeout_ms=" << Ms(o.ack_timeout) << "\n"
       << "heartbeat_interval_ms=" << Ms(o.heartbeat_interval) << "\n"
+      << "max_heartbeats_per_s=" << o.max_heartbeats_per_s << "\n"
       << "heartbeat_flush_ms=" << Ms(o.heartbeat_flush) << "\n"
       << "suspect_after_ms=" << Ms(o.suspect_after) << "\n"
       << "lost_after_ms=" << Ms(o.lost_after) << "\n"
@@ -126,6 +131,7 @@ std::string Fingerprint(const RuntimeOptions& r) {
       << "gateway.hello_timeout_ms=" << Ms(r.gateway.hello_timeout) << "\n"
       << "gateway.max_streams=" << r.gateway.max_streams << "\n"
       << "gateway.max_outbound_bytes=" << r.gateway.max_outbound_bytes << "\n"
+      << "gateway.silence_limit_ms=" << Ms(r.gateway.silence_limit) << "\n"
       << "gateway.tls=" << r.gateway.tls << "\n";
   for (const auto& [name, policy] : o.retry_presets) Policy(out, "preset." + name, policy);
   out << "store.synchronous=" << r.store.sqlite_synchronous << "\n"

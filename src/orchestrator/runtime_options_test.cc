@@ -33,6 +33,7 @@ const std::map<std::string, std::string>& Alternatives() {
       {"state_sync_interval", "state_sync_interval: 60"},
       {"ack_timeout", "ack_timeout: 3"},
       {"heartbeat_interval", "heartbeat_interval: 5"},
+      {"max_heartbeats_per_s", "max_heartbeats_per_s: 50"},
       {"suspect_after", "suspect_after: 45"},
       {"lost_after", "lost_after: 90"},
       {"start_timeout", "start_timeout: 0"},

@@ -2,10 +2,13 @@
 
 namespace apollo::orchestrator {
 
-bool SessionTable::Admit(const SessionHandle* handle, TimePoint now) {
+bool SessionTable::Admit(const SessionHandle* handle, TimePoint now, Duration* retry_after) {
   std::lock_guard<std::mutex> lock(mu_);
-  std::optional<uint64_t> ticket = admission_.TryAdmit(now);
-  if (!ticket) return false;
+  std::optional<uint64_t> ticket = admission_.TryAdmit(now, handle->node_id());
+  if (!ticket) {
+    *retry_after = admission_.RetryAfter(handle->node_id(), now);
+    return false;
+  }
   // Until reconciled or gone (Remove follows a Hello that fails after this).
   admitting_[handle] = Handshake{*ticket, Duration(0)};
   return true;
@@ -85,6 +88,14 @@ size_t SessionTable::sessions() const {
 size_t SessionTable::snapshots() const {
   std::lock_guard<std::mutex> lock(mu_);
   return snapshots_.size();
+}
+
+std::vector<std::shared_ptr<SessionHandle>> SessionTable::All() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::vector<std::shared_ptr<SessionHandle>> out;
+  out.reserve(sessions_.size());
+  for (const auto& [node, handle] : sessions_) out.push_back(handle);
+  return out;
 }
 
 }  // namespace apollo::orchestrator

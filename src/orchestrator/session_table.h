@@ -29,11 +29,12 @@ class SessionTable {
  public:
   explicit SessionTable(AdmissionOptions admission) : admission_(admission) {}
 
-  // Admission at Hello: false = refused (come back later). An admitted
+  // Admission at Hello: false = refused, come back after `*retry_after`
+  // (admission.h). An admitted
   // session's handshake ends with EndHandshake (its first snapshot
   // reconciled, or the session gone); `center_time` is what the center spent
   // on it so far (its Hello, then its snapshot).
-  bool Admit(const SessionHandle* handle, TimePoint now);
+  bool Admit(const SessionHandle* handle, TimePoint now, Duration* retry_after);
   void AddHandshakeTime(const SessionHandle* handle, Duration center_time);
   void EndHandshake(const SessionHandle* handle, bool reconciled, TimePoint now);
 
@@ -53,6 +54,8 @@ class SessionTable {
 
   size_t sessions() const;
   size_t snapshots() const;
+  // Every connected session.
+  std::vector<std::shared_ptr<SessionHandle>> All() const;
 
  private:
   struct Handshake {
