@@ -180,12 +180,13 @@ void AgentSession::Handle(const AgentMessage& msg) {
       }
       welcome.mutable_welcome()->set_protocol_version(kProtocolVersion);
       // Allowed to be quiet for 2.5 of the heartbeat intervals it is told.
-      const Duration quiet =
-          std::chrono::milliseconds(welcome.welcome().heartbeat_interval_ms() * 5 / 2);
-      Enqueue(std::move(welcome));
+      // Watched before the Welcome goes out: a HeartbeatPace held back
+      // until then (see Enqueue) must find it watched to extend it.
       if (bounds_.silence != nullptr && msg.hello().follows_heartbeat_pace()) {
-        bounds_.silence->Add(this, quiet);
+        bounds_.silence->Add(
+            this, std::chrono::milliseconds(welcome.welcome().heartbeat_interval_ms() * 5 / 2));
       }
+      Enqueue(std::move(welcome));
       ReadNext();
       return;
     }
@@ -234,6 +235,17 @@ void AgentSession::Enqueue(CenterMessage msg) {
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (finished_) return;
+    // The Welcome is the first message the agent reads: anything the host
+    // sends before it (the session is the node's from OnHello on: a
+    // HeartbeatPace to every session, a Cancel) waits and follows it. An
+    // agent reading something else first drops the session.
+    if (!welcomed_) {
+      if (!msg.has_welcome()) {
+        if (early_.size() < kMaxEarlyMessages) early_.push_back(std::move(msg));
+        return;
+      }
+      welcomed_ = true;
+    }
     const size_t bytes = msg.ByteSizeLong();
     const size_t cap = static_cast<size_t>(bounds_.max_outbound_bytes);
     // One message alone is always let through (the cap is far above the
@@ -241,6 +253,12 @@ void AgentSession::Enqueue(CenterMessage msg) {
     if (cap == 0 || out_.empty() || out_bytes_ + bytes <= cap) {
       out_bytes_ += bytes;
       out_.push_back(Outgoing{std::move(msg), bytes});
+      for (CenterMessage& m : early_) {  // after the Welcome, in their order
+        const size_t b = m.ByteSizeLong();
+        out_bytes_ += b;
+        out_.push_back(Outgoing{std::move(m), b});
+      }
+      early_.clear();
       if (!writing_) {
         writing_ = true;
         StartWrite(&out_.front().msg);

@@ -199,11 +199,15 @@ class AgentSession final
   std::string cut_off_;       // guarded by mu_: why the peer was cut off, if it was
   int batches_in_flight_ = 0;  // guarded by mu_: EventBatches applied, not yet committed
   bool read_paused_ = false;   // guarded by mu_: at the bound, no read outstanding
+  bool welcomed_ = false;      // guarded by mu_: the Welcome is queued
+  std::deque<apollo::v1::CenterMessage> early_;  // guarded by mu_: sent before it
   // When the last message arrived (or reading resumed), steady clock ns.
   std::atomic<int64_t> heard_ns_{0};
 };
 
 // EventBatches of one session being committed at once (see the header).
 inline constexpr int kMaxBatchesInFlight = 4;
+// Messages held back until the Welcome (a few at most in practice).
+inline constexpr size_t kMaxEarlyMessages = 64;
 
 }  // namespace apollo::orchestrator
