@@ -178,13 +178,15 @@ void Session::Loop() {
   // A cut-off link (packets dropped, nothing closed) stalls the stream
   // silently, and TCP gives up only after ~15 minutes. Keepalive on makes
   // gRPC set TCP_USER_TIMEOUT to the keepalive timeout (one heartbeat
-  // interval): the heartbeat this agent sends every interval then fails the
-  // socket when it is not acknowledged in time, so the session notices
-  // within about two intervals and reconnects. Pings themselves are rare
-  // (every 5 minutes, for a link with nothing to send): one per agent per
-  // interval was a read and a write in the center for each agent of a
-  // quiet fleet. (The center allows pings this often, orchestrator/main.cc.)
-  args.SetInt(GRPC_ARG_KEEPALIVE_TIME_MS, std::max(300'000, ms(options_.heartbeat_interval)));
+  // interval): the heartbeat this agent sends then fails the socket when it
+  // is not acknowledged in time, so the session notices a cut within about
+  // two intervals and reconnects. A center that hangs (stopped, deadlocked)
+  // still has its kernel acknowledge everything: only a ping it must answer
+  // shows it, sent every three heartbeat intervals (a replica then takes
+  // the agents over within four), not every one: a ping per agent per
+  // interval was a read and a write in the center for each agent of a quiet
+  // fleet. (The center allows pings this often, orchestrator/main.cc.)
+  args.SetInt(GRPC_ARG_KEEPALIVE_TIME_MS, std::max(1000, 3 * ms(options_.heartbeat_interval)));
   args.SetInt(GRPC_ARG_KEEPALIVE_TIMEOUT_MS, std::max(1000, ms(options_.heartbeat_interval)));
   args.SetInt(GRPC_ARG_HTTP2_MAX_PINGS_WITHOUT_DATA, 0);
   // Larger than anything the center sends (it batches intents by bytes
