@@ -1,7 +1,6 @@
 #include "orchestrator/admission.h"
 
 #include <algorithm>
-#include <cmath>
 
 namespace apollo::orchestrator {
 namespace {

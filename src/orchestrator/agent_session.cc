@@ -67,20 +67,16 @@ std::optional<std::chrono::steady_clock::time_point> AgentSession::LastHeard() c
 }
 
 void AgentSession::SilenceTimedOut(Duration silent) {
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    if (finished_) return;
-    finished_ = true;
-    Finish(
-        grpc::Status(grpc::StatusCode::UNAVAILABLE,
-                     "nothing heard from this agent for " +
-                         FormatDuration(std::chrono::duration_cast<std::chrono::seconds>(silent)) +
-                         " (2.5 heartbeat intervals): stream closed; reconnect"));
-  }
   // The link is most likely cut: the status may never reach the agent, so
   // cancel the stream to end it here now (the center shows it disconnected)
   // and let the transport drop what it still holds.
-  ctx_->TryCancel();
+  if (End(grpc::Status(
+          grpc::StatusCode::UNAVAILABLE,
+          "nothing heard from this agent for " +
+              FormatDuration(std::chrono::duration_cast<std::chrono::seconds>(silent)) +
+              " (2.5 heartbeat intervals): stream closed; reconnect"))) {
+    ctx_->TryCancel();
+  }
 }
 
 void AgentSession::ReadNext() {
@@ -105,11 +101,12 @@ void AgentSession::OnBatchCommitted() {
   if (resume) ReadNext();
 }
 
-void AgentSession::End(grpc::Status status) {
+bool AgentSession::End(grpc::Status status) {
   std::lock_guard<std::mutex> lock(mu_);
-  if (finished_) return;
+  if (finished_) return false;
   finished_ = true;
   Finish(std::move(status));
+  return true;
 }
 
 void AgentSession::Refuse(const std::string& node_id, const std::string& why) {
@@ -179,12 +176,12 @@ void AgentSession::Handle(const AgentMessage& msg) {
         return;
       }
       welcome.mutable_welcome()->set_protocol_version(kProtocolVersion);
-      // Allowed to be quiet for 2.5 of the heartbeat intervals it is told.
       // Watched before the Welcome goes out: a HeartbeatPace held back
       // until then (see Enqueue) must find it watched to extend it.
       if (bounds_.silence != nullptr && msg.hello().follows_heartbeat_pace()) {
         bounds_.silence->Add(
-            this, std::chrono::milliseconds(welcome.welcome().heartbeat_interval_ms() * 5 / 2));
+            this,
+            SilenceLimitFor(std::chrono::milliseconds(welcome.welcome().heartbeat_interval_ms())));
       }
       Enqueue(std::move(welcome));
       ReadNext();
@@ -226,11 +223,12 @@ void AgentSession::Handle(const AgentMessage& msg) {
 }
 
 void AgentSession::Enqueue(CenterMessage msg) {
-  // A new pace for the agent: it may be quiet for 2.5 of those intervals.
-  // (Before mu_: the watch calls into this session under its own lock.)
+  // A new pace for the agent: it may be quiet for longer. (Before mu_: the
+  // watch calls into this session under its own lock.)
   if (msg.has_heartbeat_pace() && bounds_.silence != nullptr) {
     bounds_.silence->Extend(
-        this, std::chrono::milliseconds(msg.heartbeat_pace().heartbeat_interval_ms() * 5 / 2));
+        this,
+        SilenceLimitFor(std::chrono::milliseconds(msg.heartbeat_pace().heartbeat_interval_ms())));
   }
   {
     std::lock_guard<std::mutex> lock(mu_);

@@ -178,7 +178,8 @@ class AgentSession final
   void Handle(const apollo::v1::AgentMessage& msg);
   void ReadNext();
   void OnBatchCommitted();
-  void End(grpc::Status status);
+  // Finishes the stream with `status`; false if it was finished already.
+  bool End(grpc::Status status);
   // Ends the stream with PERMISSION_DENIED `why` and an alert about `node_id`.
   void Refuse(const std::string& node_id, const std::string& why);
   // False (and the stream refused) if `batch` holds another node's event.

@@ -202,7 +202,6 @@ void Orchestrator::PaceHeartbeats(TimePoint now) {
   // at most every 10 s: a few rounds while a fleet comes back, not one per
   // agent that connects.
   const Duration pace = HeartbeatInterval();
-  if (told_pace_.count() == 0) told_pace_ = options_.heartbeat_interval;
   if (pace * 5 < told_pace_ * 6 || now - told_pace_at_ < std::chrono::seconds(10)) return;
   told_pace_ = pace;
   told_pace_at_ = now;

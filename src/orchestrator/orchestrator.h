@@ -398,7 +398,7 @@ class Orchestrator final : public SessionHost {
   // most sessions at once since.
   std::atomic<int64_t> fleet_at_start_{0};
   std::atomic<int64_t> sessions_peak_{0};
-  Duration told_pace_{0};     // PaceHeartbeats' caller's thread only
+  Duration told_pace_ = options_.heartbeat_interval;  // PaceHeartbeats' thread only
   TimePoint told_pace_at_{};  // likewise
   std::atomic<int64_t> reconcile_repairs_{0};
   std::atomic<int64_t> reconcile_alerts_{0};

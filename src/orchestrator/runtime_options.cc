@@ -2,6 +2,8 @@
 
 #include <sstream>
 
+#include "orchestrator/silence_watch.h"
+
 namespace apollo::orchestrator {
 namespace {
 
@@ -63,9 +65,8 @@ RuntimeOptions DeriveRuntimeOptions(const OrchestratorConfig& c) {
   r.gateway.max_streams = c.limits.max_sessions;
   r.gateway.max_outbound_bytes = c.limits.session_outbound_mib << 20;
   r.gateway.tls = c.tls.complete();
-  // Agents heartbeat at this center's interval (it is in their Welcome): a
-  // session silent for two and a half intervals missed two heartbeats.
-  r.gateway.silence_limit = c.heartbeat_interval * 5 / 2;
+  // Agents heartbeat at this center's interval (it is in their Welcome).
+  r.gateway.silence_limit = SilenceLimitFor(c.heartbeat_interval);
 
   r.store.sqlite_synchronous = std::string(SqliteSyncName(c.store_options.synchronous));
   r.store.batch_cap = c.store_options.batch_max;

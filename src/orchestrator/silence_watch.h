@@ -39,6 +39,10 @@
 
 namespace apollo::orchestrator {
 
+// How long a session may be silent: 2.5 of the heartbeat intervals its agent
+// was told, so two missed heartbeats end it and one late one does not.
+inline Duration SilenceLimitFor(Duration heartbeat) { return heartbeat * 5 / 2; }
+
 class SilentPeer {
  public:
   // When something was last heard from the peer; nullopt while the center
