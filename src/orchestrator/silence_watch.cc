@@ -1,6 +1,7 @@
 #include "orchestrator/silence_watch.h"
 
 #include <algorithm>
+#include <optional>
 #include <vector>
 
 #include "core/config_values.h"
@@ -8,7 +9,16 @@
 namespace apollo::orchestrator {
 
 SilenceWatch::SilenceWatch(Duration limit, std::function<void(const std::string&)> log)
-    : limit_(limit), log_(std::move(log)) {}
+    : limit_(limit), log_(std::move(log)), shortest_(limit) {}
+
+namespace {
+
+Duration TickFor(Duration shortest) {
+  return std::clamp<Duration>(shortest / 8, std::chrono::milliseconds(50),
+                              std::chrono::seconds(30));
+}
+
+}  // namespace
 
 SilenceWatch::~SilenceWatch() { Stop(); }
 
@@ -28,8 +38,14 @@ void SilenceWatch::Stop() {
 
 void SilenceWatch::Add(SilentPeer* peer, Duration own) {
   if (limit_.count() <= 0) return;
-  std::lock_guard<std::mutex> lock(mu_);
-  peers_[peer] = std::max(limit_, own);
+  Duration limit = std::max(limit_, own);
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    peers_[peer] = limit;
+    if (limit >= shortest_) return;
+    shortest_ = limit;
+  }
+  cv_.notify_all();  // the sweeper waits for a shorter tick now
 }
 
 void SilenceWatch::Extend(SilentPeer* peer, Duration own) {
@@ -49,11 +65,16 @@ int SilenceWatch::Expire(std::chrono::steady_clock::time_point now) {
   {
     std::lock_guard<std::mutex> lock(mu_);
     std::vector<std::pair<SilentPeer*, Duration>> silent;  // -> how long
+    std::optional<Duration> shortest;                      // of the peers that stay
     for (const auto& [p, limit] : peers_) {
       auto heard = p->LastHeard();
-      if (!heard || now - *heard <= limit) continue;
+      if (!heard || now - *heard <= limit) {
+        if (!shortest || limit < *shortest) shortest = limit;
+        continue;
+      }
       silent.emplace_back(p, std::chrono::duration_cast<Duration>(now - *heard));
     }
+    shortest_ = shortest.value_or(limit_);
     for (auto& [p, d] : silent) {
       peers_.erase(p);
       // Under mu_: the stream cannot finish and free itself meanwhile (its
@@ -83,17 +104,24 @@ int64_t SilenceWatch::expired_total() const {
   return expired_;
 }
 
+Duration SilenceWatch::tick() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return TickFor(shortest_);
+}
+
 void SilenceWatch::Loop() {
-  // A few sweeps per limit: a silent stream lives at most limit + tick. One
-  // sweep reads every peer's clock (10,000 agents: well under a millisecond).
-  const Duration tick = std::clamp<Duration>(limit_ / 8, std::chrono::milliseconds(50),
-                                             std::chrono::seconds(1));
+  std::unique_lock<std::mutex> lock(mu_);
   for (;;) {
-    {
-      std::unique_lock<std::mutex> lock(mu_);
-      if (cv_.wait_for(lock, tick, [this] { return stop_; })) return;
+    const Duration basis = shortest_;
+    // Woken early by a peer with a shorter limit (Add): wait again, for its
+    // tick. It cannot have been silent for its limit yet.
+    if (cv_.wait_for(lock, TickFor(basis), [&] { return stop_ || shortest_ < basis; })) {
+      if (stop_) return;
+      continue;
     }
+    lock.unlock();
     Expire(std::chrono::steady_clock::now());
+    lock.lock();
   }
 }
 

@@ -18,7 +18,9 @@
 // message; a peer the center itself is not reading (back-pressure: its
 // batches are still committing) reports none and is never counted silent.
 // Expire(now) ends every peer silent past the limit; the thread started by
-// Start() calls it a few times per limit. Times are the steady clock's: a
+// Start() calls it eight times per the shortest limit of any watched peer
+// (tick()): a fleet told to beat every 50 s is swept every ~16 s, not every
+// second (each sweep reads every peer's clock). Times are the steady clock's: a
 // step of the wall clock must not make every agent look silent at once.
 //
 // Lifetime: a peer must Remove itself before it is destroyed; once Remove
@@ -84,6 +86,10 @@ class SilenceWatch {
   size_t watched() const;
   int64_t expired_total() const;
   Duration limit() const { return limit_; }
+  // How long the thread waits between sweeps: an eighth of the shortest
+  // limit of the peers watched at the last Expire or added since, within
+  // [50 ms, 30 s]. A silent stream lives at most its limit plus this.
+  Duration tick() const;
 
  private:
   void Loop();
@@ -93,6 +99,9 @@ class SilenceWatch {
   mutable std::mutex mu_;
   std::condition_variable cv_;
   std::unordered_map<SilentPeer*, Duration> peers_;  // guarded by mu_; -> its limit
+  // The shortest limit in peers_ (limit_ while empty), or shorter: it is
+  // recomputed by Expire, lowered by Add. Guarded by mu_.
+  Duration shortest_;
   int64_t expired_ = 0;                    // guarded by mu_
   bool stop_ = false;                      // guarded by mu_
   std::thread thread_;

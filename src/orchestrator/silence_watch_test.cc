@@ -87,6 +87,30 @@ TEST(SilenceWatchTest, ExtendLengthensAWatchedPeersLimitOnly) {
   EXPECT_EQ(gone.timed_out, 0);
 }
 
+TEST(SilenceWatchTest, SweepsAnEighthOfTheShortestLimitWatched) {
+  using std::chrono::milliseconds;
+  SilenceWatch w(seconds(25));
+  EXPECT_EQ(w.tick(), milliseconds(3125));  // nothing watched: the base limit
+  const Steady::time_point t0 = Steady::now();
+  FakePeer a, b, c;
+  a.heard = b.heard = c.heard = t0;
+  w.Add(&a, seconds(125));  // a fleet paced to beat every 50 s
+  w.Add(&b, seconds(125));
+  EXPECT_EQ(w.tick(), milliseconds(3125));  // Add never lengthens it
+  EXPECT_EQ(w.Expire(t0 + seconds(1)), 0);
+  EXPECT_EQ(w.tick(), milliseconds(15625));  // the sweep learns the limits
+  w.Add(&c);  // a peer at the base limit: sweeps come often again at once
+  EXPECT_EQ(w.tick(), milliseconds(3125));
+  w.Remove(&c);
+  EXPECT_EQ(w.Expire(t0 + seconds(2)), 0);
+  EXPECT_EQ(w.tick(), milliseconds(15625));
+  w.Add(&c, seconds(3600));
+  w.Remove(&a);
+  w.Remove(&b);
+  EXPECT_EQ(w.Expire(t0 + seconds(3)), 0);
+  EXPECT_EQ(w.tick(), seconds(30));  // at most 30 s between sweeps
+}
+
 TEST(SilenceWatchTest, RemovedPeersAreNeverCalled) {
   SilenceWatch w(seconds(1));
   const Steady::time_point t0 = Steady::now();
