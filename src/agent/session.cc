@@ -189,6 +189,11 @@ void Session::Loop() {
   args.SetInt(GRPC_ARG_KEEPALIVE_TIME_MS, std::max(1000, 3 * ms(options_.heartbeat_interval)));
   args.SetInt(GRPC_ARG_KEEPALIVE_TIMEOUT_MS, std::max(1000, ms(options_.heartbeat_interval)));
   args.SetInt(GRPC_ARG_HTTP2_MAX_PINGS_WITHOUT_DATA, 0);
+  // gRPC's BDP probe answers received data with a ping of its own (and a
+  // timer for the next) to size flow-control windows for bulk transfers.
+  // Our messages are small; the probe only doubled the packets per message
+  // (BENCHMARKS.md, issue 18). The windows stay at gRPC's 64 KiB default.
+  args.SetInt(GRPC_ARG_HTTP2_BDP_PROBE, 0);
   // Larger than anything the center sends (it batches intents by bytes
   // under the same constants: core/wire_limits.h).
   args.SetMaxReceiveMessageSize(static_cast<int>(kAgentMaxReceiveBytes));

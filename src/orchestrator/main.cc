@@ -258,6 +258,11 @@ int Run(const OrchestratorConfig& config) {
   builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_TIME_MS, std::max(heartbeat_ms, 300'000));
   builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_TIMEOUT_MS, heartbeat_ms);
   builder.AddChannelArgument(GRPC_ARG_HTTP2_MAX_PINGS_WITHOUT_DATA, 0);
+  // No BDP probe: it answers received data (a heartbeat) with a ping and a
+  // timer, to grow flow-control windows for bulk transfers we do not have.
+  // Without it the windows stay at 64 KiB per stream, which also bounds what
+  // a session the center stopped reading (back-pressure) can push at it.
+  builder.AddChannelArgument(GRPC_ARG_HTTP2_BDP_PROBE, 0);
   std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
   if (!server || port == 0) {
     apollo::log::Error(Msg("cannot listen on ", config.listen.ToString(),
