@@ -23,6 +23,7 @@
 
 #include "apollo_bench/fleet_child.h"
 #include "apollo_bench/scenario_env.h"
+#include "core/grpc_process.h"
 #include "core/log.h"
 
 namespace {
@@ -82,6 +83,7 @@ std::vector<std::string> Split(const std::string& s) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  apollo::ApplyGrpcProcessSettings();
   // The simulated agents run the agent's executor in this process: its
   // per-task log lines would be 2 lines per task here. Warnings and worse only.
   apollo::log::Init("apollo-bench", apollo::log::Format::kText, "", apollo::log::Level::kWarning);

@@ -18,6 +18,7 @@
 #include "agent/wal/wal.h"
 #include "agent/wal_dump.h"
 #include "core/build_info.h"
+#include "core/grpc_process.h"
 #include "core/log.h"
 #include "core/version.h"
 #include "tls/tls_files.h"
@@ -184,6 +185,7 @@ int Run(const AgentConfig& config, const TestKnobs& knobs) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  apollo::ApplyGrpcProcessSettings();
   sigset_t set;
   sigemptyset(&set);
   sigaddset(&set, SIGTERM);

@@ -20,6 +20,7 @@
 #include "bus/open_bus.h"
 #include "core/build_info.h"
 #include "core/clock.h"
+#include "core/grpc_process.h"
 #include "core/log.h"
 #include "core/version.h"
 #include "orchestrator/alert_notifier.h"
@@ -350,6 +351,7 @@ int Run(const OrchestratorConfig& config) {
 
 int main(int argc, char** argv) {
   g_argv = argv;
+  apollo::ApplyGrpcProcessSettings();
   // One socket per agent: lift the soft limit on open files to the hard one
   // (often 1,024 soft against far more hard), so a fleet of thousands is
   // not refused for want of descriptors.
