@@ -60,8 +60,10 @@ struct OrchestratorOptions {
   Duration ack_timeout = std::chrono::seconds(10);
   Duration heartbeat_interval = std::chrono::seconds(10);
   // The whole fleet's heartbeats per second at most: a larger fleet is told
-  // a longer interval (heartbeat_pace.h). 0: no ceiling.
-  int64_t max_heartbeats_per_s = 200;
+  // a longer interval (heartbeat_pace.h). 0: no ceiling. 100 keeps an idle
+  // fleet of 10,000 under 5 % of a core (BENCHMARKS.md, issue 18); Nomad's
+  // max_heartbeats_per_second is 50.
+  int64_t max_heartbeats_per_s = 100;
   // Heartbeats are kept in memory and written in one transaction this
   // often (a commit per heartbeat was most of an idle fleet's cost).
   // Liveness (suspect_after, lost_after) is read from the store, so it

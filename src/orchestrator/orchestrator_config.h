@@ -181,7 +181,7 @@ struct OrchestratorConfig {
   Duration state_sync_interval = std::chrono::seconds(300);
   Duration ack_timeout = std::chrono::seconds(10);
   Duration heartbeat_interval = std::chrono::seconds(10);  // expected from agents
-  int64_t max_heartbeats_per_s = 200;  // a larger fleet beats less often (0: never)
+  int64_t max_heartbeats_per_s = 100;  // a larger fleet beats less often (0: never)
   Duration suspect_after = std::chrono::seconds(30);       // silent -> SUSPECT
   Duration lost_after = std::chrono::seconds(60);          // silent -> LOST
   Duration start_timeout = std::chrono::seconds(600);      // 0: wait forever
