@@ -20,7 +20,7 @@ std::future<Result<PublishAck>> SettleTracker::Register(const std::string& node,
   std::lock_guard<std::mutex> lock(mu_);
   auto& m = by_node_[node];
   for (uint64_t s : seqs) m.emplace(s, w);
-  by_deadline_.emplace(w->deadline, w);
+  w->by_deadline = by_deadline_.emplace(w->deadline, w);
   return f;
 }
 
@@ -44,6 +44,7 @@ void SettleTracker::SettleLocked(const std::string& node, uint64_t seq, bool com
     if (--w.remaining == 0) {
       w.done = true;
       finished.push_back(it->second);
+      by_deadline_.erase(w.by_deadline);
     }
   }
   n->second.erase(lo, hi);
@@ -186,12 +187,9 @@ void SettleTracker::Expire() {
     while (!by_deadline_.empty() && by_deadline_.begin()->first <= now) {
       WaiterPtr w = by_deadline_.begin()->second;
       by_deadline_.erase(by_deadline_.begin());
-      if (!w->done) {
-        w->done = true;
-        expired.push_back(w);
-      }
+      w->done = true;  // only waiters not done are in by_deadline_
+      expired.push_back(w);
     }
-    // Finished waiters stay in by_deadline_ until their deadline: cheap.
   }
   for (WaiterPtr& w : expired) {
     w->promise.set_value(Status::DeadlineExceeded(
@@ -204,10 +202,8 @@ void SettleTracker::FailAll(const Status& status) {
   {
     std::lock_guard<std::mutex> lock(mu_);
     for (auto& [d, w] : by_deadline_) {
-      if (!w->done) {
-        w->done = true;
-        all.push_back(w);
-      }
+      w->done = true;
+      all.push_back(w);
     }
     by_deadline_.clear();
     by_node_.clear();
@@ -218,9 +214,7 @@ void SettleTracker::FailAll(const Status& status) {
 
 size_t SettleTracker::waiting() const {
   std::lock_guard<std::mutex> lock(mu_);
-  size_t n = 0;
-  for (auto& [d, w] : by_deadline_) n += w->done ? 0 : 1;
-  return n;
+  return by_deadline_.size();
 }
 
 }  // namespace apollo::bus

@@ -78,6 +78,8 @@ class SettleTracker {
     size_t remaining = 0;
     TimePoint deadline{};
     bool done = false;
+    // Its entry in by_deadline_ while not done (erased as it finishes).
+    std::multimap<TimePoint, std::shared_ptr<Waiter>>::iterator by_deadline;
   };
   using WaiterPtr = std::shared_ptr<Waiter>;
   void SettleLocked(const std::string& node, uint64_t seq, bool committed, uint64_t acked,
@@ -89,7 +91,9 @@ class SettleTracker {
   mutable std::mutex mu_;
   // node -> seq -> waiters for it. guarded by mu_
   std::map<std::string, std::multimap<uint64_t, WaiterPtr>> by_node_;
-  std::multimap<TimePoint, WaiterPtr> by_deadline_;  // guarded by mu_
+  // The waiters not done yet, by deadline: each leaves as it finishes, so
+  // this is what waiting() counts (a consumer asks every round). Guarded by mu_.
+  std::multimap<TimePoint, WaiterPtr> by_deadline_;
   // node -> seq settled above the node's mark -> committed? guarded by mu_.
   // Small: only events around a gap (a parked event) land here.
   std::map<std::string, std::map<uint64_t, bool>> remembered_;

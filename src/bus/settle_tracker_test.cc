@@ -89,5 +89,34 @@ TEST(SettleTrackerTest, EventsBelowTheMarkNotReportedSettleAsDuplicates) {
   EXPECT_EQ(ack->outcomes[1], Outcome::kApplied);
 }
 
+// waiting() counts the waiters not yet settled (a consumer asks every
+// round); a settled waiter leaves at once, and its deadline passing later
+// completes nothing a second time.
+TEST(SettleTrackerTest, WaitingCountsOnlyUnsettledWaiters) {
+  ManualClock clock;
+  SettleTracker tracker(clock);
+  auto a = tracker.Register("n1", {1}, std::chrono::seconds(10));
+  auto b = tracker.Register("n1", {2, 3}, std::chrono::seconds(20));
+  auto c = tracker.Register("n2", {1}, std::chrono::seconds(5));
+  EXPECT_EQ(tracker.waiting(), 3u);
+  tracker.CommittedAll({{"n1", 1, 1, Outcome::kApplied}});
+  EXPECT_EQ(tracker.waiting(), 2u);
+  tracker.CommittedAll({{"n1", 2, 2, Outcome::kApplied}});
+  EXPECT_EQ(tracker.waiting(), 2u);         // b still waits for seq 3
+  clock.Advance(std::chrono::seconds(11));  // past a's deadline and c's
+  tracker.Expire();
+  EXPECT_EQ(tracker.waiting(), 1u);
+  ASSERT_TRUE(a.get().ok());  // settled before its deadline: stays settled
+  Result<PublishAck> late = c.get();
+  EXPECT_EQ(late.status().code(), StatusCode::kDeadlineExceeded);
+  tracker.CommittedAll({{"n1", 3, 3, Outcome::kApplied}});
+  EXPECT_EQ(tracker.waiting(), 0u);
+  ASSERT_TRUE(b.get().ok());
+  clock.Advance(std::chrono::seconds(60));
+  tracker.Expire();
+  tracker.FailAll(Status::Unavailable("stopped"));  // nothing left to fail
+  EXPECT_EQ(tracker.waiting(), 0u);
+}
+
 }  // namespace
 }  // namespace apollo::bus
