@@ -113,6 +113,8 @@ TEST_F(LeadershipTest, OneLeadsTheOtherFollowsAndAStopHandsOver) {
   EXPECT_FALSE(a.leader());
   ASSERT_TRUE(Eventually([&] { return b.leader(); }));
   EXPECT_EQ(b.fence()->epoch, 2);
+  // b's thread calls on_elected just after it sets leader(): wait for it.
+  ASSERT_TRUE(Eventually([&] { return cb.elected.load() > 0; }));
   EXPECT_EQ(cb.elected.load(), 1);
   EXPECT_EQ(ca.deposed.load(), 0);  // a stop is not a deposition
 }
