@@ -238,7 +238,7 @@ Result<uint64_t> Wal::AppendEvent(Event event) {
   return seqs->front();
 }
 
-Result<std::vector<uint64_t>> Wal::AppendEvents(std::vector<Event> events) {
+Status Wal::PrepareEvents(std::vector<Event>& events) const {
   for (Event& event : events) {
     if (!options_.node_id.empty()) {
       if (event.node_id.empty()) {
@@ -255,11 +255,10 @@ Result<std::vector<uint64_t>> Wal::AppendEvents(std::vector<Event> events) {
     event.sequence_number = 1;  // placeholder: the real one is assigned below
     APOLLO_RETURN_IF_ERROR(ValidateEvent(event));
   }
-  std::vector<uint64_t> seqs;
-  if (events.empty()) return seqs;
-  seqs.reserve(events.size());
-  AppenderScope scope(appenders_);
-  std::unique_lock<std::mutex> l(mu_);
+  return Status::Ok();
+}
+
+Result<Wal::Queued> Wal::EnqueueEventsLocked(std::vector<Event>& events) {
   APOLLO_RETURN_IF_ERROR(UsableLocked());
   // Encoded first, so a too-large event fails the call with nothing queued.
   std::vector<std::string> encoded;
@@ -273,17 +272,42 @@ Result<std::vector<uint64_t>> Wal::AppendEvents(std::vector<Event> events) {
   }
   // Assigned and queued under one lock, so log order is seq order; all in
   // the same batch, so one fdatasync covers them.
-  uint64_t batch = 0;
+  Queued q;
+  q.seqs.reserve(events.size());
   for (size_t i = 0; i < events.size(); ++i) {
     uint64_t seq = events[i].sequence_number;
     last_seq_ = seq;
     pending_max_event_seq_ = seq;
-    batch = EnqueueLocked(RecordType::kEvent, seq, encoded[i]);
-    seqs.push_back(seq);
+    q.ticket = EnqueueLocked(RecordType::kEvent, seq, encoded[i]);
+    q.seqs.push_back(seq);
   }
+  return q;
+}
+
+Result<std::vector<uint64_t>> Wal::AppendEvents(std::vector<Event> events) {
+  APOLLO_RETURN_IF_ERROR(PrepareEvents(events));
+  if (events.empty()) return std::vector<uint64_t>{};
+  AppenderScope scope(appenders_);
+  std::unique_lock<std::mutex> l(mu_);
+  Result<Queued> q = EnqueueEventsLocked(events);
+  if (!q.ok()) return q.status();
   AppenderQueuedLocked();
-  APOLLO_RETURN_IF_ERROR(WaitDurable(l, batch));
-  return seqs;
+  APOLLO_RETURN_IF_ERROR(WaitDurable(l, q->ticket));
+  return std::move(q->seqs);
+}
+
+Result<Wal::Queued> Wal::QueueEvents(std::vector<Event> events) {
+  APOLLO_RETURN_IF_ERROR(PrepareEvents(events));
+  if (events.empty()) return Queued{};
+  // Not counted in appenders_: a gathering leader does not wait for a
+  // caller that will not wait for it; queued before the cut, it rides along.
+  std::lock_guard<std::mutex> l(mu_);
+  return EnqueueEventsLocked(events);
+}
+
+Status Wal::AwaitDurable(uint64_t ticket) {
+  std::unique_lock<std::mutex> l(mu_);
+  return WaitDurable(l, ticket);
 }
 
 void Wal::GatherLocked(std::unique_lock<std::mutex>& lock) {

@@ -132,6 +132,23 @@ class Wal final {
   // call before anything is queued.
   Result<std::vector<uint64_t>> AppendEvents(std::vector<Event> events);
 
+  // AppendEvents without waiting for the disk: the events get their seqs
+  // and are queued for the next group commit, which whoever leads next
+  // writes (any later append, AwaitDurable, or Close). For a caller that has
+  // other work to do while the disk syncs (the executor's worker starts the
+  // next task). Nothing of them is durable, so nothing may be reported,
+  // until AwaitDurable(ticket) returns OK. Errors as AppendEvents.
+  struct Queued {
+    std::vector<uint64_t> seqs;
+    uint64_t ticket = 0;
+  };
+  Result<Queued> QueueEvents(std::vector<Event> events);
+
+  // Returns once the records queued under `ticket` (QueueEvents) are
+  // durable, writing them itself when no write is in progress.
+  // FailedPrecondition if the WAL failed before they were.
+  Status AwaitDurable(uint64_t ticket);
+
   // The center durably stored every event up to `seq`. Logs the watermark
   // (durably) and removes segments that became removable (see WalOptions).
   // A watermark at or below the current one is a no-op; InvalidArgument if
@@ -198,6 +215,11 @@ class Wal final {
   // An appender (counted in appenders_) has queued all its records: may end
   // the leader's gathering. Requires mu_ held.
   void AppenderQueuedLocked();
+  // Fills in and checks `events` for AppendEvents/QueueEvents (no lock).
+  Status PrepareEvents(std::vector<Event>& events) const;
+  // Assigns seqs to `events` and queues them; returns the seqs and the batch
+  // id they will be written in. Requires mu_ held.
+  Result<Queued> EnqueueEventsLocked(std::vector<Event>& events);
   // Queues a framed record and waits for its group commit.
   Result<uint64_t> Submit(RecordType type, std::string_view payload);
   // Releases `lock` (mu_) and returns once batch `batch` is durable (OK) or

@@ -205,6 +205,83 @@ TEST(WalGroupCommit, FailedSyncFailsEveryWaiterAndEveryLaterCall) {
   EXPECT_GT(*next, *acknowledged.rbegin());
 }
 
+// QueueEvents writes and syncs nothing itself: its records ride with the
+// next group commit, whoever leads it, and AwaitDurable then returns with
+// no fdatasync of its own; alone, AwaitDurable writes them. A failed WAL
+// refuses both.
+TEST(WalGroupCommit, QueuedEventsRideAlongWithTheNextCommit) {
+  TempDir tmp;
+  ManualClock clock;
+  auto wal = OpenOrDie(tmp.path(), {}, clock);
+  ASSERT_TRUE(wal);
+  Result<Wal::Queued> a = wal->QueueEvents({MakeEvent(1), MakeEvent(2)});
+  ASSERT_TRUE(a.ok()) << a.status().ToString();
+  EXPECT_EQ(a->seqs, (std::vector<uint64_t>{1, 2}));
+  Result<Wal::Queued> b = wal->QueueEvents({MakeEvent(3)});
+  ASSERT_TRUE(b.ok());
+  EXPECT_EQ(b->seqs, (std::vector<uint64_t>{3}));
+  EXPECT_EQ(wal->stats().syncs, 0u);  // nothing written yet
+  EXPECT_EQ(wal->stats().records, 0u);
+  // A plain append leads the next commit: one fdatasync for all four.
+  Result<uint64_t> c = wal->AppendEvent(MakeEvent(4));
+  ASSERT_TRUE(c.ok());
+  EXPECT_EQ(*c, 4u);
+  EXPECT_EQ(wal->stats().syncs, 1u);
+  EXPECT_EQ(wal->stats().records, 4u);
+  EXPECT_TRUE(wal->AwaitDurable(a->ticket).ok());
+  EXPECT_TRUE(wal->AwaitDurable(b->ticket).ok());
+  EXPECT_EQ(wal->stats().syncs, 1u);  // already durable: no second sync
+  // Alone, AwaitDurable writes the queued records itself.
+  Result<Wal::Queued> d = wal->QueueEvents({MakeEvent(5)});
+  ASSERT_TRUE(d.ok());
+  EXPECT_EQ(wal->stats().syncs, 1u);
+  EXPECT_TRUE(wal->AwaitDurable(d->ticket).ok());
+  EXPECT_EQ(wal->stats().syncs, 2u);
+  EXPECT_EQ(wal->stats().records, 5u);
+  // An invalid event queues nothing.
+  Event bad = MakeEvent(6);
+  bad.task_id.clear();
+  EXPECT_EQ(wal->QueueEvents({bad}).status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(wal->last_seq(), 5u);
+
+  // After a failed fdatasync, waiting for a queued record reports it.
+  WalTestPeer::SetSync(*wal, [](int, const std::string&) -> Status {
+    return Status::Unavailable("injected fdatasync failure");
+  });
+  Result<Wal::Queued> e = wal->QueueEvents({MakeEvent(7)});
+  ASSERT_TRUE(e.ok());
+  Status waited = wal->AwaitDurable(e->ticket);
+  EXPECT_EQ(waited.code(), StatusCode::kFailedPrecondition);
+  EXPECT_NE(waited.message().find("injected fdatasync failure"), std::string::npos);
+  EXPECT_EQ(wal->QueueEvents({MakeEvent(8)}).status().code(), StatusCode::kFailedPrecondition);
+  (void)wal->Close();
+  wal.reset();
+
+  wal = OpenOrDie(tmp.path(), {}, clock);
+  ASSERT_TRUE(wal);
+  Result<std::vector<Event>> events = wal->ReadUnacked();
+  ASSERT_TRUE(events.ok());
+  ASSERT_GE(events->size(), 5u);  // the five made durable (the sixth's bytes may be there)
+  for (uint64_t i = 0; i < 5; ++i) EXPECT_EQ((*events)[i].sequence_number, i + 1);
+}
+
+// Close writes what QueueEvents left queued.
+TEST(WalGroupCommit, CloseWritesQueuedEvents) {
+  TempDir tmp;
+  ManualClock clock;
+  auto wal = OpenOrDie(tmp.path(), {}, clock);
+  ASSERT_TRUE(wal);
+  ASSERT_TRUE(wal->QueueEvents({MakeEvent(1), MakeEvent(2)}).ok());
+  ASSERT_TRUE(wal->Close().ok());
+  wal.reset();
+  wal = OpenOrDie(tmp.path(), {}, clock);
+  ASSERT_TRUE(wal);
+  Result<std::vector<Event>> events = wal->ReadUnacked();
+  ASSERT_TRUE(events.ok());
+  ASSERT_EQ(events->size(), 2u);
+  EXPECT_EQ(wal->last_seq(), 2u);
+}
+
 // Lazy ACK records never make a write of their own; Close writes what is
 // still queued, and a call racing with Close is either durable or refused.
 TEST(WalGroupCommit, CloseWritesLazyAcksAndRacingCallsAreDurableOrRefused) {
