@@ -148,8 +148,21 @@ class Executor {
   Result<uint64_t> Log(Event e);
   // Log for several events, in order, with one WAL group commit.
   Status LogBatch(std::vector<Event> events);
+  // Log for a worker that has more work queued: queues `e` in the WAL and
+  // returns at once; the syncer thread makes it durable, then applies and
+  // reports it. The syncer waits, at most kSyncGather, while a worker still
+  // runs queued tasks: so the final events of short tasks run back to back
+  // share one fdatasync (the last of them, logged with Log, writes them all),
+  // and a long handler delays the report of the task before it by at most
+  // kSyncGather.
+  void LogQueued(Event e);
+  void SyncLoop();
   void WorkerLoop();
-  void Execute(const std::shared_ptr<Run>& run);
+  // Runs `run` and logs its final event. `bursting`: this worker's own flag,
+  // set while it has queued final events (LogQueued) and runs on.
+  void Execute(const std::shared_ptr<Run>& run, bool& bursting);
+  // Clears a worker's `bursting` flag (the syncer may write now). mu_ held.
+  void EndBurstLocked(bool& bursting);
   Event MakeEvent(const std::string& task_id, uint32_t attempt, EventType type,
                   nlohmann::json payload) const;
   void MaybeCheckpoint();
@@ -175,6 +188,22 @@ class Executor {
   bool stopping_ = false;                               // guarded by mu_
   std::atomic<bool> conservative_{false};
   std::vector<std::thread> workers_;  // guarded by mu_
+
+  // Events LogQueued put in the WAL, not known durable yet, with their WAL
+  // tickets. The syncer takes them all (`syncing_` counts those taken and
+  // not yet applied); Checkpoint waits until both are empty, so its snapshot
+  // holds every event written before it. All guarded by mu_.
+  struct Unsynced {
+    Event event;
+    uint64_t ticket = 0;
+  };
+  std::vector<Unsynced> unsynced_;
+  size_t syncing_ = 0;
+  int bursting_ = 0;  // workers whose `bursting` flag is set
+  bool syncer_stop_ = false;
+  std::condition_variable sync_cv_;     // the syncer waits for unsynced_
+  std::condition_variable drained_cv_;  // Checkpoint waits for the syncer
+  std::thread syncer_;                  // started by the first LogQueued
 };
 
 }  // namespace apollo::agent

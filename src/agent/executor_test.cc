@@ -1,15 +1,15 @@
 #include "agent/executor.h"
 
+#include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <filesystem>
+#include <future>
 #include <set>
 #include <thread>
-
-#include <gtest/gtest.h>
 
 namespace apollo::agent {
 namespace {
@@ -227,6 +227,85 @@ TEST_F(ExecutorTest, ABatchOfIntentsSharesOneWalCommitAndAnswersRepeatsInOrder) 
   for (Delivery x : *again) EXPECT_EQ(x, Delivery::kAlreadyDone);
   EXPECT_EQ(link_->Of("b7", EventType::kAlreadyDone).size(), 1u);
   EXPECT_EQ(link_->Of("b7", EventType::kAccepted).size(), 1u);
+}
+
+// Short tasks run back to back by one worker: each final event is queued in
+// the WAL while the next task runs, and the last one's commit writes them
+// all. One fdatasync per task would be 65 here.
+TEST_F(ExecutorTest, ShortTasksRunBackToBackShareFdatasyncs) {
+  Start(1);
+  ASSERT_TRUE(executor_->Deliver(Intent("blocker", "sleep", {{"seconds", 0.3}})).ok());
+  ASSERT_TRUE(WaitStarted("blocker"));
+  std::vector<IntentRequest> batch;
+  for (int i = 0; i < 64; ++i) batch.push_back(Intent("s" + std::to_string(i), "noop"));
+  ASSERT_TRUE(executor_->DeliverBatch(batch).ok());
+  const uint64_t syncs_before = wal_->stats().syncs;  // the batch's ACCEPTEDs are in
+  for (int i = 0; i < 64; ++i) {
+    ASSERT_TRUE(link_->WaitFor("s" + std::to_string(i), EventType::kSucceeded)) << i;
+  }
+  ASSERT_TRUE(link_->WaitFor("blocker", EventType::kSucceeded));
+  const uint64_t syncs = wal_->stats().syncs - syncs_before;
+  EXPECT_GE(syncs, 1u);
+  EXPECT_LE(syncs, 16u) << "the final events of a burst did not share fdatasyncs";
+  // Reported once each, and each reported event is in the log with its seq.
+  auto logged = wal_->ReadUnacked();
+  ASSERT_TRUE(logged.ok());
+  std::set<uint64_t> in_wal;
+  for (const Event& e : *logged) in_wal.insert(e.sequence_number);
+  for (int i = 0; i < 64; ++i) {
+    auto done = link_->Of("s" + std::to_string(i), EventType::kSucceeded);
+    ASSERT_EQ(done.size(), 1u) << i;
+    EXPECT_TRUE(in_wal.count(done[0].sequence_number)) << i;
+  }
+}
+
+// A long handler behind a short one does not hold back the short one's
+// report: the syncer waits for a burst only briefly.
+TEST_F(ExecutorTest, ALongHandlerDoesNotHoldBackTheReportBeforeIt) {
+  std::promise<void> open;
+  std::shared_future<void> gate = open.get_future().share();
+  class Gated final : public Handler {
+   public:
+    explicit Gated(std::shared_future<void> gate) : gate_(std::move(gate)) {}
+    HandlerResult Run(const HandlerContext&) override {
+      gate_.wait_for(std::chrono::seconds(30));
+      return HandlerResult::Succeeded({});
+    }
+    std::shared_future<void> gate_;
+  };
+  ASSERT_TRUE(registry_->Register("gated", [gate] { return std::make_unique<Gated>(gate); }).ok());
+  Start(1);
+  ASSERT_TRUE(executor_->DeliverBatch({Intent("quick", "noop"), Intent("long", "gated")}).ok());
+  ASSERT_TRUE(WaitStarted("long"));
+  // The long handler runs until the gate opens; the quick task's SUCCEEDED
+  // is reported meanwhile.
+  EXPECT_TRUE(link_->WaitFor("quick", EventType::kSucceeded, std::chrono::seconds(5)));
+  EXPECT_TRUE(link_->Of("long", EventType::kSucceeded).empty());
+  open.set_value();
+  ASSERT_TRUE(link_->WaitFor("long", EventType::kSucceeded));
+}
+
+// Checkpoints taken while final events are queued hold them: after a
+// restart every task of the burst is known done, none interrupted.
+TEST_F(ExecutorTest, CheckpointsDuringABurstHoldItsQueuedEvents) {
+  Start(1, /*checkpoint_every=*/3);
+  ASSERT_TRUE(executor_->Deliver(Intent("blocker", "sleep", {{"seconds", 0.2}})).ok());
+  ASSERT_TRUE(WaitStarted("blocker"));
+  std::vector<IntentRequest> batch;
+  for (int i = 0; i < 40; ++i) batch.push_back(Intent("k" + std::to_string(i), "noop"));
+  ASSERT_TRUE(executor_->DeliverBatch(batch).ok());
+  for (int i = 0; i < 40; ++i) {
+    ASSERT_TRUE(link_->WaitFor("k" + std::to_string(i), EventType::kSucceeded)) << i;
+  }
+  Restart();
+  for (const Event& e : link_->events()) {
+    EXPECT_NE(e.type, EventType::kFailed) << "reported after restart: " << e.task_id;
+  }
+  for (int i = 0; i < 40; ++i) {
+    auto d = executor_->Deliver(Intent("k" + std::to_string(i), "noop"));
+    ASSERT_TRUE(d.ok());
+    EXPECT_EQ(*d, Delivery::kAlreadyDone) << i;
+  }
 }
 
 TEST_F(ExecutorTest, HigherPriorityStartsFirst) {
