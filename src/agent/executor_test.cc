@@ -246,7 +246,9 @@ TEST_F(ExecutorTest, ShortTasksRunBackToBackShareFdatasyncs) {
   ASSERT_TRUE(link_->WaitFor("blocker", EventType::kSucceeded));
   const uint64_t syncs = wal_->stats().syncs - syncs_before;
   EXPECT_GE(syncs, 1u);
-  EXPECT_LE(syncs, 16u) << "the final events of a burst did not share fdatasyncs";
+  // Each syncer round waits at most 2 ms for the burst, so a slow build
+  // (sanitizers, a loaded machine) makes a few more rounds; never one per task.
+  EXPECT_LE(syncs, 32u) << "the final events of a burst did not share fdatasyncs";
   // Reported once each, and each reported event is in the log with its seq.
   auto logged = wal_->ReadUnacked();
   ASSERT_TRUE(logged.ok());
