@@ -7,8 +7,10 @@
 //
 // Durability: every Append*/MarkAcked/AdvanceTo/Checkpoint call blocks until
 // its record has been written and fdatasync'ed; when it returns OK the record
-// survives a crash of the process or the machine. There is no asynchronous
-// completion: callers that must not block append from their own thread.
+// survives a crash of the process or the machine. The one exception is
+// QueueEvents, which queues without waiting; its caller waits later, with
+// AwaitDurable, before it may report those events. There are no completion
+// callbacks: callers that must not block append from their own thread.
 //
 // Group commit is leader/follower, with no writer thread: a caller queues its
 // record and, if no write is in progress, becomes the leader: it cuts the
