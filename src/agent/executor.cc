@@ -424,6 +424,7 @@ void Executor::Execute(const std::shared_ptr<Run>& run, bool& bursting) {
       payload["error"] = result.error.empty() ? "timed out on the agent" : result.error;
       break;
   }
+  bool more_queued = false;
   {
     // Stopped because the agent itself stops: report nothing. The task
     // stays claimed in the WAL and is reported FAILED(interrupted) at the
@@ -435,10 +436,7 @@ void Executor::Execute(const std::shared_ptr<Run>& run, bool& bursting) {
     // RUNNING until the final event is logged, so repeats stay answered.
     auto it = runs_.find(req.task_id);
     if (it != runs_.end() && it->second == run) runs_.erase(it);
-  }
-  bool more_queued = false;
-  {
-    std::lock_guard<std::mutex> lock(mu_);
+    // More queued: this worker runs on while the final event syncs.
     more_queued = !queue_.empty() && !stopping_;
     if (more_queued && !bursting) {
       bursting = true;
