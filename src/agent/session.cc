@@ -149,6 +149,11 @@ bool Session::SleepFor(Duration d) {
 void Session::OnDurableEvent(const Event& event) {
   if (!connected_.load()) return;  // resent from the WAL on reconnect
   std::lock_guard<std::mutex> lock(mu_);
+  if (event.type != EventType::kAccepted) {
+    events_urgent_ = true;
+  } else if (pending_events_.empty()) {
+    held_since_ = std::chrono::steady_clock::now();
+  }
   pending_events_.push_back(event);
   cv_.notify_all();
 }
@@ -342,6 +347,7 @@ Session::SessionEnd Session::RunSession(apollo::v1::AgentGateway::Stub& stub,
     writer_stop_ = false;
     out_.clear();
     pending_events_.clear();
+    events_urgent_ = false;
   }
   connected_.store(true);
   // Resend what the store lacks, then live events (duplicates are harmless:
@@ -349,6 +355,7 @@ Session::SessionEnd Session::RunSession(apollo::v1::AgentGateway::Stub& stub,
   if (auto backlog = wal_.ReadUnacked(); backlog.ok()) {
     std::lock_guard<std::mutex> lock(mu_);
     pending_events_.insert(pending_events_.begin(), backlog->begin(), backlog->end());
+    events_urgent_ = true;
   }
   snapshot_not_before_us_.store(ToUnixMicros(clock_.Now() + options_.test_snapshot_delay));
   snapshot_due_.store(true);  // after the backlog: the center reconciles on it
@@ -468,17 +475,39 @@ void Session::WriterLoop(Stream* stream, Duration sync_interval) {
     TimePoint due = std::min(next_heartbeat, next_snapshot);
     if (snapshot_due_.load()) due = std::min(due, FromUnixMicros(snapshot_not_before_us_.load()));
     if (!redeliver.empty()) due = std::min(due, redeliver.front().first);
-    const Duration wait =
-        std::clamp<Duration>(due - clock_.Now(), std::chrono::milliseconds(1),
-                             std::max<Duration>(heartbeat(), std::chrono::milliseconds(1)));
     {
       std::unique_lock<std::mutex> lock(mu_);
-      cv_.wait_for(lock, wait, [this] {
-        return writer_stop_ || !out_.empty() || !pending_events_.empty() || SnapshotReady();
-      });
+      // Only ACCEPTEDs pending: they wait for the next final event, or
+      // until the oldest has waited kAcceptedHold.
+      auto events_due = [this] {
+        return events_urgent_ || std::chrono::steady_clock::now() >= held_since_ + kAcceptedHold;
+      };
+      for (;;) {
+        const bool held = !pending_events_.empty();
+        Duration wait =
+            std::clamp<Duration>(due - clock_.Now(), std::chrono::milliseconds(1),
+                                 std::max<Duration>(heartbeat(), std::chrono::milliseconds(1)));
+        if (held) {
+          wait =
+              std::min(wait, std::chrono::duration_cast<Duration>(
+                                 held_since_ + kAcceptedHold - std::chrono::steady_clock::now()));
+        }
+        // Woken too by the first held ACCEPTED, to shorten the wait to its hold.
+        bool woken = wait > Duration::zero() && cv_.wait_for(lock, wait, [&] {
+          return writer_stop_ || !out_.empty() || SnapshotReady() ||
+                 (!pending_events_.empty() && (!held || events_due()));
+        });
+        if (!woken || writer_stop_ || !out_.empty() || SnapshotReady()) break;
+        if (!pending_events_.empty() && events_due()) break;
+      }
       if (writer_stop_) return;
       out.swap(out_);
-      events.swap(pending_events_);
+      // A snapshot written now must not show a task whose ACCEPTED is
+      // still held, so a due snapshot takes the held events along.
+      if (!pending_events_.empty() && (events_due() || SnapshotReady())) {
+        events.swap(pending_events_);
+        events_urgent_ = false;
+      }
     }
     for (size_t i = 0; i < events.size(); i += options_.max_batch) {
       AgentMessage m;
