@@ -222,18 +222,21 @@ class Conn {
   // Runs everything deferred; the first error since the last Flush.
   virtual Status Flush() = 0;
 
-  // Exec + Flush: the rows `stmt` produced.
+  // Exec + Flush: the rows `stmt` produced. Over no rows: none, and no
+  // flush (what is deferred rides with the next round trip).
   Result<Rows> Query(const Statement& stmt, const Params& params = {},
                      const RowSet* rows = nullptr) {
+    if (rows && rows->empty()) return Rows();
     Rows out;
     Exec(stmt, params, rows, &out);
     Status st = Flush();
     if (!st.ok()) return st;
     return out;
   }
-  // Exec + Flush: the rows `stmt` changed.
+  // Exec + Flush: the rows `stmt` changed (over no rows: 0, no flush).
   Result<int64_t> Count(const Statement& stmt, const Params& params = {},
                         const RowSet* rows = nullptr) {
+    if (rows && rows->empty()) return int64_t{0};
     int64_t n = 0;
     Exec(stmt, params, rows, nullptr, &n);
     Status st = Flush();
