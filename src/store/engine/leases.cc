@@ -91,9 +91,12 @@ Status WriteLeaseRelease(WriteTxn& txn, std::string_view lease, std::string_view
   return Status::Ok();
 }
 
-Status CheckFence(WriteTxn& txn, const Fence& fence) {
-  Result<sql::Rows> r = txn.Query(kFenceRow, sql::Params(fence.lease));
-  if (!r.ok()) return r.status();
+void AskFence(WriteTxn& txn, const Fence& fence, FenceAnswer& answer) {
+  txn.Exec(kFenceRow, sql::Params(fence.lease), nullptr, &answer.rows, &answer.arrived);
+}
+
+Status FenceVerdict(const Fence& fence, FenceAnswer& answer) {
+  sql::Rows* r = &answer.rows;
   const std::string holder = r->empty() ? std::string() : r->TakeText(0, 0);
   const int64_t epoch = r->empty() ? 0 : r->Int(0, 1);
   if (holder == fence.holder && epoch == fence.epoch) return Status::Ok();

@@ -58,8 +58,16 @@ Result<int64_t> InsertAudit(WriteTxn& txn, const AuditRow& row);
 Result<LeaseRow> WriteLeaseClaim(WriteTxn& txn, const LeaseClaim& claim);
 Status WriteLeaseRelease(WriteTxn& txn, std::string_view lease, std::string_view holder,
                          int64_t epoch);
-// OK when `fence` still holds its lease at its epoch (the row is then share
-// locked until the transaction ends); kFailedPrecondition "fenced: ..." if not.
-Status CheckFence(WriteTxn& txn, const Fence& fence);
+// A fence check in two halves, so it rides with the op's first round trip
+// instead of taking one of its own: AskFence queues the read of the lease
+// row (share locked from then until the transaction ends) into `answer`;
+// after the next flush, FenceVerdict is OK when `fence` still holds its
+// lease at its epoch, kFailedPrecondition "fenced: ..." if not.
+struct FenceAnswer {
+  sql::Rows rows;
+  int64_t arrived = -1;  // set (>= 0) once the read ran
+};
+void AskFence(WriteTxn& txn, const Fence& fence, FenceAnswer& answer);
+Status FenceVerdict(const Fence& fence, FenceAnswer& answer);
 
 }  // namespace apollo::store::engine

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <deque>
 #include <random>
 #include <unordered_set>
 
@@ -22,13 +23,31 @@ bool BatchFailure(const Status& st) {
 }
 
 // Each fence among the unit's ops must still hold (lease.h); a planted bug
-// of the test builds skips the check (test_switches.h).
-Status CheckFences(WriteTxn& txn, std::span<WriteOp* const> unit) {
-  if (TestSwitches::Get().disable_lease_fence) return Status::Ok();
+// of the test builds skips the check (test_switches.h). Asked before the
+// ops run, so the reads ride with their first round trip; judged after the
+// unit's flush, before anything commits.
+std::deque<FenceAnswer> AskFences(WriteTxn& txn, std::span<WriteOp* const> unit) {
+  std::deque<FenceAnswer> answers;  // stable addresses for Exec
+  if (TestSwitches::Get().disable_lease_fence) return answers;
   for (WriteOp* op : unit) {
-    if (op->fence()) APOLLO_RETURN_IF_ERROR(CheckFence(txn, *op->fence()));
+    if (op->fence()) AskFence(txn, *op->fence(), answers.emplace_back());
   }
-  return Status::Ok();
+  return answers;
+}
+
+// A fence that no longer holds, whatever else failed: the write was not
+// this replica's to make. A read that never ran (its round trip failed)
+// leaves `st`, that failure, as the unit's outcome.
+Status JudgeFences(std::span<WriteOp* const> unit, std::deque<FenceAnswer>& answers, Status st) {
+  size_t i = 0;
+  for (WriteOp* op : unit) {
+    if (!op->fence() || i >= answers.size()) continue;
+    FenceAnswer& a = answers[i++];
+    if (a.arrived < 0) continue;
+    Status verdict = FenceVerdict(*op->fence(), a);
+    if (!verdict.ok()) return verdict;
+  }
+  return st;
 }
 
 }  // namespace
@@ -187,12 +206,14 @@ Writer::Next Writer::RunBatch(Batch& batch, StoreStats& delta, Status& st) {
 Status Writer::RunUnit(std::span<WriteOp* const> unit, TimePoint now, NodeFacts& nodes,
                        StoreStats& delta) {
   WriteTxn txn(*conn_, now, nodes_, nodes, delta);
-  Status st = CheckFences(txn, unit);
+  std::deque<FenceAnswer> fences = AskFences(txn, unit);
   for (WriteOp* op : unit) {
     if (op->fence()) txn.set_epoch(op->fence()->epoch);
   }
-  if (st.ok()) st = unit.size() == 1 ? unit[0]->Run(txn) : unit[0]->RunMerged(txn, unit);
-  if (st.ok()) st = conn_->Flush();
+  Status st = unit.size() == 1 ? unit[0]->Run(txn) : unit[0]->RunMerged(txn, unit);
+  Status flushed = conn_->Flush();  // always: the fences' answers come with it
+  if (st.ok()) st = flushed;
+  st = JudgeFences(unit, fences, st);
   if (st.ok()) st = txn.CheckExpectations();
   if (!st.ok()) {
     for (WriteOp* op : unit) op->Fail(st);
