@@ -92,13 +92,15 @@ Status WriteLeaseRelease(WriteTxn& txn, std::string_view lease, std::string_view
 }
 
 void AskFence(WriteTxn& txn, const Fence& fence, FenceAnswer& answer) {
+  answer.fence = &fence;
   txn.Exec(kFenceRow, sql::Params(fence.lease), nullptr, &answer.rows, &answer.arrived);
 }
 
-Status FenceVerdict(const Fence& fence, FenceAnswer& answer) {
-  sql::Rows* r = &answer.rows;
-  const std::string holder = r->empty() ? std::string() : r->TakeText(0, 0);
-  const int64_t epoch = r->empty() ? 0 : r->Int(0, 1);
+Status FenceVerdict(FenceAnswer& answer) {
+  const Fence& fence = *answer.fence;
+  sql::Rows& r = answer.rows;
+  const std::string holder = r.empty() ? std::string() : r.TakeText(0, 0);
+  const int64_t epoch = r.empty() ? 0 : r.Int(0, 1);
   if (holder == fence.holder && epoch == fence.epoch) return Status::Ok();
   return Status::FailedPrecondition(
       std::string(kFencedPrefix) + "the write of " + fence.holder + " at lease '" + fence.lease +

@@ -64,10 +64,11 @@ Status WriteLeaseRelease(WriteTxn& txn, std::string_view lease, std::string_view
 // after the next flush, FenceVerdict is OK when `fence` still holds its
 // lease at its epoch, kFailedPrecondition "fenced: ..." if not.
 struct FenceAnswer {
+  const Fence* fence = nullptr;  // what was asked; outlives the answer
   sql::Rows rows;
   int64_t arrived = -1;  // set (>= 0) once the read ran
 };
 void AskFence(WriteTxn& txn, const Fence& fence, FenceAnswer& answer);
-Status FenceVerdict(const Fence& fence, FenceAnswer& answer);
+Status FenceVerdict(FenceAnswer& answer);
 
 }  // namespace apollo::store::engine

@@ -38,13 +38,10 @@ std::deque<FenceAnswer> AskFences(WriteTxn& txn, std::span<WriteOp* const> unit)
 // A fence that no longer holds, whatever else failed: the write was not
 // this replica's to make. A read that never ran (its round trip failed)
 // leaves `st`, that failure, as the unit's outcome.
-Status JudgeFences(std::span<WriteOp* const> unit, std::deque<FenceAnswer>& answers, Status st) {
-  size_t i = 0;
-  for (WriteOp* op : unit) {
-    if (!op->fence() || i >= answers.size()) continue;
-    FenceAnswer& a = answers[i++];
+Status JudgeFences(std::deque<FenceAnswer>& answers, Status st) {
+  for (FenceAnswer& a : answers) {
     if (a.arrived < 0) continue;
-    Status verdict = FenceVerdict(*op->fence(), a);
+    Status verdict = FenceVerdict(a);
     if (!verdict.ok()) return verdict;
   }
   return st;
@@ -213,7 +210,7 @@ Status Writer::RunUnit(std::span<WriteOp* const> unit, TimePoint now, NodeFacts&
   Status st = unit.size() == 1 ? unit[0]->Run(txn) : unit[0]->RunMerged(txn, unit);
   Status flushed = conn_->Flush();  // always: the fences' answers come with it
   if (st.ok()) st = flushed;
-  st = JudgeFences(unit, fences, st);
+  st = JudgeFences(fences, st);
   if (st.ok()) st = txn.CheckExpectations();
   if (!st.ok()) {
     for (WriteOp* op : unit) op->Fail(st);
