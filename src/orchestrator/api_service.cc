@@ -57,6 +57,13 @@ Status FromGrpc(const grpc::Status& s) {
 }
 
 grpc::Status ApiService::LoadTask(const std::string& task_id, apollo::v1::Task* out) {
+  store::TaskRow t;
+  grpc::Status s = ReadTask(task_id, &t);
+  if (s.ok()) FillTask(t, out);
+  return s;
+}
+
+grpc::Status ApiService::ReadTask(const std::string& task_id, store::TaskRow* out) {
   auto t = store_.GetTask(task_id);
   if (!t.ok()) {
     if (t.status().code() == StatusCode::kNotFound) {
@@ -64,6 +71,12 @@ grpc::Status ApiService::LoadTask(const std::string& task_id, apollo::v1::Task* 
     }
     return ToGrpc(t.status());
   }
+  *out = std::move(*t);
+  return grpc::Status::OK;
+}
+
+void ApiService::FillTask(const store::TaskRow& row, apollo::v1::Task* out) {
+  const store::TaskRow* t = &row;
   out->set_task_id(t->spec.task_id);
   out->set_intent(t->spec.intent);
   out->set_status(std::string(TaskStateName(t->status)));
@@ -88,7 +101,6 @@ grpc::Status ApiService::LoadTask(const std::string& task_id, apollo::v1::Task* 
     if (r.next_at) ro->set_next_at_us(ToUnixMicros(*r.next_at));
     ro->set_summary(DescribeRollout(*t->spec.rollout, r, tally));
   }
-  return grpc::Status::OK;
 }
 
 grpc::Status ApiService::SubmitTasks(grpc::ServerContext* ctx,
@@ -437,24 +449,34 @@ grpc::Status ApiService::WatchTask(grpc::ServerContext* ctx, const apollo::v1::W
             " at once (limits.max_watchers); try again later, or poll with apollo-cli task status");
   }
   std::string last;
-  // Reads the task (a cheap point read) and sends each change as soon as
-  // the center commits it (TaskWatchHub), or at the latest 200 ms later;
-  // ends when every node is settled or the client goes away. Bounded by a
-  // day.
+  // Reads the task, then sends each change as soon as the center commits
+  // it (TaskWatchHub). A commit of agent events comes with what it changed
+  // and is applied to the copy read (store::CatchUp); any other change, or
+  // 200 ms without one, reads the task again. Ends when every node is
+  // settled or the client goes away. Bounded by a day.
   TaskWatchHub::Watch watch(orchestrator_.task_watches(), req->task_id());
   const auto end = std::chrono::steady_clock::now() + std::chrono::hours(24);
+  store::TaskRow row;
+  bool read = true;
   while (!ctx->IsCancelled() && std::chrono::steady_clock::now() < end) {
-    const uint64_t seen = watch.generation();  // before the read: no change slips between
+    TaskWatchHub::Watch::Changes told = watch.Take();  // before the read: nothing slips between
+    read = read || told.stale;
+    for (size_t i = 0; !read && i < told.commits.size(); ++i) {
+      read = !store::CatchUp(row, *told.commits[i]);
+    }
+    if (read) {
+      grpc::Status s = ReadTask(req->task_id(), &row);
+      if (!s.ok()) return s;
+    }
     apollo::v1::Task t;
-    grpc::Status s = LoadTask(req->task_id(), &t);
-    if (!s.ok()) return s;
+    FillTask(row, &t);
     std::string now = t.SerializeAsString();
     if (now != last) {
       if (!writer->Write(t)) return grpc::Status::OK;
       last = std::move(now);
     }
     if (Settled(t)) return grpc::Status::OK;
-    watch.WaitPast(seen, std::chrono::milliseconds(200));
+    read = !watch.Wait(std::chrono::milliseconds(200));
   }
   return grpc::Status::OK;
 }

@@ -117,6 +117,9 @@ class ApiService final : public apollo::v1::Orchestrator::Service {
 
  private:
   grpc::Status LoadTask(const std::string& task_id, apollo::v1::Task* out);
+  // LoadTask's halves: the read, and the task as the API shows it.
+  grpc::Status ReadTask(const std::string& task_id, store::TaskRow* out);
+  static void FillTask(const store::TaskRow& t, apollo::v1::Task* out);
   // The bodies of the mutating calls, after the access check.
   // `audit`: stored with the tasks (see SubmitOptions::audit).
   grpc::Status Submit(const apollo::v1::SubmitTasksRequest* req,

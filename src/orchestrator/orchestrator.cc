@@ -67,6 +67,11 @@ void Orchestrator::Start() {
   if (auto nodes = store_.ListNodes(); nodes.ok()) {
     fleet_at_start_.store(static_cast<int64_t>(nodes->size()));
   }
+  // Watchers are told each commit of agent events with what it changed
+  // (task_watch.h), straight from the store's writer.
+  store_.SetCommitListener([this](std::span<const store::TaskChange> changes) {
+    for (const store::TaskChange& c : changes) task_watches_.Publish(c);
+  });
   ingest_.Start();
   dispatch_thread_ = std::thread([this] { DispatchLoop(); });
 }
@@ -79,6 +84,7 @@ void Orchestrator::Stop() {
   loop_cv_.notify_all();
   if (dispatch_thread_.joinable()) dispatch_thread_.join();
   ingest_.Stop();
+  store_.SetCommitListener(nullptr);
   heartbeats_.Flush(store_, clock_.Now(), /*force=*/true);
 }
 
@@ -300,7 +306,7 @@ void Orchestrator::RecordOutcomes(const std::string& node_id,
   for (size_t i = 0; i < events.size() && i < r.outcomes.size(); ++i) {
     const auto& [task_id, type, interrupted] = events[i];
     if (r.outcomes[i].outcome != store::Outcome::kApplied) continue;
-    task_watches_.Notify(task_id);
+    // Watchers heard of it at the commit (Start: the commit listener).
     if (type == EventType::kCancelled) TaskMayHaveSettled(task_id);
     if (type != EventType::kSucceeded && type != EventType::kFailed &&
         type != EventType::kTimeout) {

@@ -10,6 +10,12 @@
 // bounded), so a missing notification costs latency, never correctness.
 // A task nobody watches costs Notify one atomic load.
 //
+// A commit of agent events comes with what it changed (Publish, from the
+// store's writer the moment it committed: store/task_change.h). Each Watch
+// of the task queues it, and its watcher brings the copy it read up to
+// date without reading the task again (store::CatchUp). Any other change
+// (Notify) makes the watch stale: its watcher reads.
+//
 // A Feed watches every task (the dashboard's live list, /api/v1/stream):
 // while one is open, Notify also appends the task id to a ring of the last
 // kFeedRing changes, which each Feed reads from its own cursor. A Feed that
@@ -21,6 +27,7 @@
 #include <atomic>
 #include <condition_variable>
 #include <cstdint>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <string_view>
@@ -28,6 +35,7 @@
 #include <vector>
 
 #include "core/clock.h"
+#include "store/task_change.h"
 
 namespace apollo::orchestrator {
 
@@ -45,9 +53,26 @@ class TaskWatchHub {
     // Returns once a change after `seen` is notified, or after `timeout`.
     void WaitPast(uint64_t seen, Duration timeout) const;
 
+    // What was told since the last Take: the commits handed over, in
+    // commit order, and whether any change came without its rows (then
+    // the task must be read). Take before reading the task: what comes
+    // during the read is kept for the next Take.
+    struct Changes {
+      bool stale = false;
+      std::vector<std::shared_ptr<const store::TaskChange>> commits;
+    };
+    Changes Take();
+    // True once there is something to Take; false after `timeout`.
+    bool Wait(Duration timeout) const;
+
+    // Commits queued past this make the watch stale instead.
+    static constexpr size_t kMaxQueued = 64;
+
    private:
+    friend class TaskWatchHub;
     TaskWatchHub& hub_;
     const std::string task_id_;
+    Changes pending_;  // guarded by hub_.mu_
   };
 
   // Registers a watcher of every task for its lifetime.
@@ -77,12 +102,17 @@ class TaskWatchHub {
 
   // A commit changed `task_id`.
   void Notify(std::string_view task_id);
+  // A commit changed the task's rows as `change` says; copied only when the
+  // task is watched.
+  void Publish(const store::TaskChange& change);
 
  private:
   struct Entry {
-    int watchers = 0;
+    std::vector<Watch*> watches;
     uint64_t generation = 0;
   };
+  // Notify and Publish: `change` null for a change without its rows.
+  void Tell(std::string_view task_id, const store::TaskChange* change);
   struct Hash {
     using is_transparent = void;
     size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }

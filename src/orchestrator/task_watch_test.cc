@@ -63,6 +63,73 @@ TEST(TaskWatchHubTest, TheLastWatcherLeavingForgetsTheTask) {
   EXPECT_EQ(again.generation(), 0u);  // a fresh entry: nothing was kept
 }
 
+store::TaskChange Change(const std::string& task_id, int64_t version) {
+  store::TaskChange c;
+  c.task_id = task_id;
+  c.status = TaskState::kSucceeded;
+  c.node_count = 1;
+  c.nodes.push_back({});
+  c.nodes.back().node_id = "n1";
+  c.nodes.back().from_version = version - 1;
+  c.nodes.back().version = version;
+  return c;
+}
+
+TEST(TaskWatchHubTest, APublishedCommitReachesEachWatchOfItsTaskInOrder) {
+  TaskWatchHub hub;
+  TaskWatchHub::Watch a(hub, "t1");
+  TaskWatchHub::Watch b(hub, "t1");
+  TaskWatchHub::Watch other(hub, "t2");
+  EXPECT_FALSE(a.Wait(milliseconds(0)));  // nothing yet
+  hub.Publish(Change("t1", 3));
+  hub.Publish(Change("t1", 4));
+  for (TaskWatchHub::Watch* w : {&a, &b}) {
+    EXPECT_TRUE(w->Wait(milliseconds(0)));
+    TaskWatchHub::Watch::Changes c = w->Take();
+    EXPECT_FALSE(c.stale);
+    ASSERT_EQ(c.commits.size(), 2u);
+    EXPECT_EQ(c.commits[0]->nodes[0].version, 3);
+    EXPECT_EQ(c.commits[1]->nodes[0].version, 4);
+    EXPECT_TRUE(w->Take().commits.empty()) << "taken once";
+  }
+  EXPECT_FALSE(other.Wait(milliseconds(0)));
+  EXPECT_EQ(a.generation(), 2u);  // a published commit is a change too
+}
+
+TEST(TaskWatchHubTest, AChangeWithoutItsRowsMakesTheWatchStale) {
+  TaskWatchHub hub;
+  TaskWatchHub::Watch watch(hub, "t1");
+  hub.Publish(Change("t1", 3));
+  hub.Notify("t1");
+  TaskWatchHub::Watch::Changes c = watch.Take();
+  EXPECT_TRUE(c.stale);
+  EXPECT_FALSE(watch.Take().stale) << "read once, fresh again";
+}
+
+TEST(TaskWatchHubTest, AWatchThatFallsBehindIsStaleNotUnbounded) {
+  TaskWatchHub hub;
+  TaskWatchHub::Watch watch(hub, "t1");
+  for (size_t i = 0; i < TaskWatchHub::Watch::kMaxQueued + 5; ++i) {
+    hub.Publish(Change("t1", static_cast<int64_t>(i)));
+  }
+  TaskWatchHub::Watch::Changes c = watch.Take();
+  EXPECT_TRUE(c.stale);
+  EXPECT_EQ(c.commits.size(), TaskWatchHub::Watch::kMaxQueued);
+}
+
+TEST(TaskWatchHubTest, APublishWakesAWaitingWatcherAtOnce) {
+  TaskWatchHub hub;
+  TaskWatchHub::Watch watch(hub, "t1");
+  std::thread committer([&] {
+    std::this_thread::sleep_for(milliseconds(50));
+    hub.Publish(Change("t1", 3));
+  });
+  const auto start = Steady::now();
+  EXPECT_TRUE(watch.Wait(std::chrono::seconds(10)));
+  committer.join();
+  EXPECT_LT(Steady::now() - start, std::chrono::seconds(5));
+}
+
 TEST(TaskWatchHubTest, AFeedSeesEveryChangedTaskOnceInOrderAndOnlyAfterItOpened) {
   TaskWatchHub hub;
   hub.Notify("before");  // no feed yet: not kept

@@ -30,6 +30,7 @@
 // Concurrent writers are batched into shared transactions (group commit).
 
 #include <cstdint>
+#include <functional>
 #include <future>
 #include <optional>
 #include <span>
@@ -42,9 +43,15 @@
 #include "core/task_spec.h"
 #include "store/dead_letter.h"
 #include "store/lease.h"
+#include "store/task_change.h"
 #include "store/types.h"
 
 namespace apollo::store {
+
+// Told, on the store's writer thread, right after each commit that applied
+// agent events, what the commit left of each task whose rows it changed
+// (task_change.h). It must be quick and must not call the store.
+using CommitListener = std::function<void(std::span<const TaskChange>)>;
 
 class StateStore {
  public:
@@ -73,6 +80,12 @@ class StateStore {
   Result<ApplyResult> Apply(std::vector<Event> events) {
     return ApplyAsync(std::move(events)).get();
   }
+  // Sets (or, with an empty one, clears) the listener of ApplyAsync's
+  // commits, at any time; once it returns, the listener it replaced is not
+  // running and will not be called again. Only the commits this store makes
+  // are told (another process's writes to the same database are not). The
+  // default keeps none: whoever waits for changes must poll.
+  virtual void SetCommitListener(CommitListener listener) { (void)listener; }
 
   // Orchestrator-driven changes (dispatch, timeouts, retry, cancel, operator
   // retry), all in one transaction, one outcome each (kApplied,

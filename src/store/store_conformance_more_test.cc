@@ -3,6 +3,8 @@
 // under concurrency.
 #include <gmock/gmock.h>
 
+#include <map>
+#include <mutex>
 #include <thread>
 
 #include "store/testing/store_fixture.h"
@@ -389,6 +391,117 @@ TEST_P(StoreConformanceTest, ConcurrentCallersShareCommits) {
     EXPECT_EQ(*store().HighestStoredSeq("cn" + std::to_string(t)),
               static_cast<uint64_t>(kTasksPerThread));
   }
+}
+
+// What GetTask reads, field by field (TaskRow has no operator==).
+void ExpectSameTask(const TaskRow& got, const TaskRow& want) {
+  EXPECT_EQ(got.status, want.status);
+  EXPECT_EQ(got.updated_at, want.updated_at);
+  ASSERT_EQ(got.nodes.size(), want.nodes.size());
+  for (size_t i = 0; i < got.nodes.size(); ++i) {
+    const NodeRow& g = got.nodes[i];
+    const NodeRow& w = want.nodes[i];
+    SCOPED_TRACE(w.task_id + " on " + w.node_id);
+    EXPECT_EQ(g.node_id, w.node_id);
+    EXPECT_EQ(g.state, w.state);
+    EXPECT_EQ(g.version, w.version);
+    EXPECT_EQ(g.attempt, w.attempt);
+    EXPECT_EQ(g.retries, w.retries);
+    EXPECT_EQ(g.created_at, w.created_at);
+    EXPECT_EQ(g.updated_at, w.updated_at);
+    EXPECT_EQ(g.last_error, w.last_error);
+    EXPECT_EQ(g.result, w.result);
+    EXPECT_EQ(g.result_ref, w.result_ref);
+    EXPECT_EQ(g.blocked_reason, w.blocked_reason);
+    EXPECT_EQ(g.due_kind, w.due_kind);
+    EXPECT_EQ(g.due_at, w.due_at);
+    EXPECT_EQ(g.start_deadline, w.start_deadline);
+    EXPECT_EQ(g.extensions, w.extensions);
+    EXPECT_EQ(g.permanent, w.permanent);
+    EXPECT_EQ(g.batch, w.batch);
+  }
+}
+
+// The commit listener (state_store.h) is what lets a watcher skip reading a
+// task after each commit of agent events: the copy it read, caught up with
+// what the listener was told (store::CatchUp), must be what GetTask reads
+// after the commit; where the change cannot stand alone, CatchUp says so.
+TEST_P(StoreConformanceTest, TheCommitListenerIsToldWhatGetTaskReadsAfterTheCommit) {
+  std::mutex mu;
+  std::map<std::string, TaskChange> told;
+  int calls = 0;
+  store().SetCommitListener([&](std::span<const TaskChange> changes) {
+    std::lock_guard<std::mutex> lock(mu);
+    ++calls;
+    for (const TaskChange& c : changes) told[c.task_id] = c;
+  });
+  Create({Spec("ok", {"n1"}), Spec("fail", {"n1"}), Spec("big", {"n1"})}, {"n1"});
+  Create({Spec("pair", {"n1", "n2"})}, {"n1", "n2"});
+  for (const char* t : {"ok", "fail", "big", "pair"}) {
+    Move(t, "n1", TaskState::kDispatched, Cause::kDispatch);
+  }
+  Move("pair", "n2", TaskState::kDispatched, Cause::kDispatch);
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    EXPECT_EQ(calls, 0) << "only commits of agent events are told";
+  }
+  std::map<std::string, TaskRow> before;
+  for (const char* t : {"ok", "fail", "big", "pair"}) before[t] = *store().GetTask(t);
+
+  clock_.Advance(std::chrono::seconds(3));
+  const std::string big_result = R"({"result":")" + std::string(2000, 'x') + R"("})";
+  ApplyOk({Ev("ok", "n1", EventType::kAccepted),
+           Ev("ok", "n1", EventType::kSucceeded, 1, R"({"result":{"x":1}})"),
+           Ev("fail", "n1", EventType::kAccepted),
+           Ev("fail", "n1", EventType::kFailed, 1, R"({"error":"disk full"})"),
+           Ev("big", "n1", EventType::kSucceeded, 1, big_result),
+           Ev("pair", "n1", EventType::kSucceeded, 1, "{}")});
+  std::map<std::string, TaskChange> got;
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    EXPECT_EQ(calls, 1) << "one commit, one call";
+    got = told;
+  }
+  ASSERT_EQ(got.size(), 4u);
+
+  for (const char* t : {"ok", "fail"}) {
+    SCOPED_TRACE(t);
+    TaskRow after = *store().GetTask(t);
+    TaskRow copy = before[t];
+    ASSERT_TRUE(CatchUp(copy, got[t]));
+    ExpectSameTask(copy, after);
+    // Told again (or late, after a read that holds it): nothing changes.
+    ASSERT_TRUE(CatchUp(copy, got[t]));
+    ExpectSameTask(copy, after);
+    TaskRow fresh = after;
+    ASSERT_TRUE(CatchUp(fresh, got[t]));
+    ExpectSameTask(fresh, after);
+  }
+  EXPECT_EQ(got["ok"].status, TaskState::kSucceeded);
+  EXPECT_EQ(got["fail"].nodes.at(0).last_error, "disk full");
+
+  // A result kept in the payload table, and a change covering one node of
+  // two: the watcher must read; the copy is left as it was.
+  for (const char* t : {"big", "pair"}) {
+    SCOPED_TRACE(t);
+    TaskRow copy = before[t];
+    EXPECT_FALSE(CatchUp(copy, got[t]));
+    ExpectSameTask(copy, before[t]);
+  }
+  EXPECT_EQ(got["pair"].node_count, 2);
+  // A copy that missed a commit in between (here: older than the change's
+  // starting version) cannot be brought up by this one alone.
+  {
+    TaskRow behind = before["ok"];
+    behind.nodes.at(0).version -= 1;
+    EXPECT_FALSE(CatchUp(behind, got["ok"]));
+  }
+  EXPECT_FALSE(CatchUp(before["ok"], got["fail"])) << "another task's change";
+
+  store().SetCommitListener(nullptr);
+  ApplyOk({Ev("pair", "n2", EventType::kSucceeded, 1, "{}")});
+  std::lock_guard<std::mutex> lock(mu);
+  EXPECT_EQ(calls, 1) << "a cleared listener is not called";
 }
 
 TEST(OpenStateStoreTest, RejectsBadUrls) {

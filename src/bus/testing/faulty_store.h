@@ -49,6 +49,9 @@ class FaultyStore final : public store::StateStore {
   }
   int failed() const { return failed_; }
 
+  void SetCommitListener(store::CommitListener listener) override {
+    inner_.SetCommitListener(std::move(listener));
+  }
   std::future<Result<store::ApplyResult>> ApplyAsync(std::vector<Event> events) override {
     std::shared_future<void> gate;
     {

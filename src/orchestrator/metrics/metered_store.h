@@ -55,6 +55,9 @@ class MeteredStore final : public store::StateStore {
   Result<int> RecordHeartbeats(std::span<const store::NodeHeartbeat> beats) override;
 
   // Everything else, forwarded as is.
+  void SetCommitListener(store::CommitListener listener) override {
+    inner_.SetCommitListener(std::move(listener));
+  }
   Result<store::TaskRow> GetTask(std::string_view id) override { return inner_.GetTask(id); }
   Result<store::TaskPage> ListTasks(const store::TaskQuery& q) override {
     return inner_.ListTasks(q);

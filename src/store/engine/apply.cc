@@ -122,7 +122,8 @@ Result<EventOutcome> EventApplier::ApplyToRow(const Event& e, Row& row) {
 
 }  // namespace
 
-Result<ApplyResult> ApplyEvents(WriteTxn& txn, std::span<const Event* const> events) {
+Result<ApplyResult> ApplyEvents(WriteTxn& txn, std::span<const Event* const> events,
+                                std::vector<TaskChange>* changes) {
   std::vector<std::string> node_ids;  // each once: a batch has few nodes, many events
   std::unordered_set<std::string_view> seen;
   for (const Event* e : events) {
@@ -161,10 +162,26 @@ Result<ApplyResult> ApplyEvents(WriteTxn& txn, std::span<const Event* const> eve
     if (!o.ok()) return o.status();
     result.outcomes.push_back(std::move(*o));
   }
+  std::unordered_map<int64_t, TaskChange> changed;
+  if (changes) {  // before the flush, which forgets the texts written
+    std::unordered_map<int64_t, std::string_view> node_ids;
+    for (const auto& [id, fact] : *refs) node_ids.emplace(fact.ref, id);
+    changed = ChangesOf(loaded.rows, node_ids);
+  }
   Result<TaskStates> states = ws.Flush(txn, loaded.rows, loaded.tasks);
   if (!states.ok()) return states.status();
   FlushSeqs(txn, seqs);
-  APOLLO_RETURN_IF_ERROR(RecomputeTasks(txn, ws.touched(), loaded.tasks, *states));
+  Rollups rollups;
+  APOLLO_RETURN_IF_ERROR(
+      RecomputeTasks(txn, ws.touched(), loaded.tasks, *states, changes ? &rollups : nullptr));
+  for (auto& [ref, c] : changed) {
+    auto r = rollups.find(ref);
+    if (r == rollups.end()) continue;  // not rolled up: the watcher reads
+    c.status = r->second.status;
+    c.node_count = r->second.nodes;
+    if (r->second.written) c.status_at = FromUnixMicros(txn.now_us());
+    changes->push_back(std::move(c));
+  }
   // refs holds exactly the nodes of these events: one mark per node.
   for (const auto& [id, fact] : *refs) result.acked_seq[id] = seqs[fact.ref].hwm;
   return result;

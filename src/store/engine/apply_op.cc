@@ -16,9 +16,11 @@ Status ApplyOp::RunMerged(WriteTxn& txn, std::span<WriteOp* const> group) {
     auto* op = static_cast<ApplyOp*>(w);  // only ApplyOps are Mergeable
     ops.push_back(op);
     op->result_.reset();
+    op->changes_.clear();
     for (const Event& e : op->events_) all.push_back(&e);
   }
-  Result<ApplyResult> merged = ApplyEvents(txn, all);
+  Result<ApplyResult> merged =
+      ApplyEvents(txn, all, listener_.empty() ? nullptr : &ops.front()->changes_);
   if (!merged.ok()) {
     for (ApplyOp* op : ops) op->result_.emplace(merged.status());
     return merged.status();
@@ -44,6 +46,7 @@ Status ApplyOp::RunMerged(WriteTxn& txn, std::span<WriteOp* const> group) {
 }
 
 void ApplyOp::Finish(const Status& commit) {
+  if (commit.ok() && result_ && result_->ok() && !changes_.empty()) listener_.Tell(changes_);
   if (!commit.ok() || !result_) {
     promise_.set_value(commit.ok() ? Status::Internal("op never ran") : commit);
   } else {

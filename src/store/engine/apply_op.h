@@ -5,23 +5,53 @@
 // their events (a handful of statements instead of a handful per caller),
 // then hands each caller its own outcomes. acked_seq of a merged op is the
 // node's mark after the whole group, which commits atomically with it.
+// Once the group committed, its first op hands what the commit left of the
+// tasks it changed to the store's commit listener (state_store.h), before
+// any caller hears back.
 //
 // Thread-safety: created by any thread, then used only by the writer thread.
 
 #include <future>
+#include <mutex>
 #include <optional>
 #include <span>
 #include <vector>
 
 #include "core/event.h"
 #include "store/engine/writer.h"
+#include "store/state_store.h"
 #include "store/types.h"
 
 namespace apollo::store::engine {
 
+// The store's commit listener: set, replaced or cleared while writers run.
+// Once Set returns, the listener it replaced is not running and will not be
+// called again.
+class ListenerSlot {
+ public:
+  void Set(CommitListener listener) {
+    std::lock_guard<std::mutex> lock(mu_);
+    listener_ = std::move(listener);
+  }
+  bool empty() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return !listener_;
+  }
+  void Tell(std::span<const TaskChange> changes) const {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (listener_) listener_(changes);
+  }
+
+ private:
+  mutable std::mutex mu_;
+  CommitListener listener_;  // guarded by mu_
+};
+
 class ApplyOp final : public WriteOp {
  public:
-  explicit ApplyOp(std::vector<Event> events) : events_(std::move(events)) {}
+  // `listener`: the store's; outlives the op.
+  ApplyOp(std::vector<Event> events, const ListenerSlot& listener)
+      : events_(std::move(events)), listener_(listener) {}
   std::future<Result<ApplyResult>> future() { return promise_.get_future(); }
 
   // WriteOp
@@ -34,6 +64,8 @@ class ApplyOp final : public WriteOp {
 
  private:
   std::vector<Event> events_;
+  const ListenerSlot& listener_;
+  std::vector<TaskChange> changes_;  // the group's, in its first op
   std::optional<Result<ApplyResult>> result_;
   std::promise<Result<ApplyResult>> promise_;
 };

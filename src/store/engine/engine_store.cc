@@ -29,8 +29,9 @@ class EngineStore final : public StateStore {
                                                       const AuditRow& audit) override {
     return Create(tasks, audit);
   }
+  void SetCommitListener(CommitListener listener) override { listener_.Set(std::move(listener)); }
   std::future<Result<ApplyResult>> ApplyAsync(std::vector<Event> events) override {
-    auto op = std::make_unique<ApplyOp>(std::move(events));
+    auto op = std::make_unique<ApplyOp>(std::move(events), listener_);
     std::future<Result<ApplyResult>> fut = op->future();
     writers_.front()->Enqueue(std::move(op));
     return fut;
@@ -120,6 +121,10 @@ class EngineStore final : public StateStore {
     return readers_.Read([&](sql::Conn& db) { return QueryNodes(db); });
   }
   Result<std::vector<std::string>> ResolveSelector(const TargetSelector& sel) override {
+    // Listed ids are the answer as given: no read transaction (on
+    // PostgreSQL a round trip per call, and the submit path calls this
+    // once per task).
+    if (sel.type == SelectorType::kNodes) return sel.nodes;
     return readers_.Read([&](sql::Conn& db) { return QuerySelector(db, sel); });
   }
 
@@ -239,6 +244,7 @@ class EngineStore final : public StateStore {
 
   // Declared first: the writers and the readers use it until they are gone.
   std::unique_ptr<sql::Driver> driver_;
+  ListenerSlot listener_;  // the writers' ops refer to it until they are gone
   // writers_[0] applies every event batch, so events keep the one order the
   // bus and the sessions rely on (ops commit in submission order, acks are
   // cumulative). Creates, transitions and the rest go to the others, each

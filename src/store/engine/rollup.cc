@@ -53,7 +53,7 @@ constexpr sql::Statement kReleaseDependents{
 }  // namespace
 
 Status RecomputeTasks(WriteTxn& txn, const std::vector<int64_t>& touched, const TaskMap& tasks,
-                      const TaskStates& states) {
+                      const TaskStates& states, Rollups* out) {
   sql::RowSet changed(kWriteStatus), failed(kFailDependents), succeeded(kReleaseDependents);
   changed.Reserve(touched.size());
   auto next = states.begin();
@@ -72,7 +72,9 @@ Status RecomputeTasks(WriteTxn& txn, const std::vector<int64_t>& touched, const 
                 IsSettled(next->state, next->retries >= t->second.max_retries || next->permanent);
     }
     TaskState status = RollUp(node_states);
-    if (status == t->second.status && settled == t->second.settled) continue;
+    const bool same = status == t->second.status && settled == t->second.settled;
+    if (out) (*out)[ref] = {status, static_cast<int>(node_states.size()), !same};
+    if (same) continue;
     changed.Add(ref, status, settled);
     if (!settled || t->second.settled || t->second.dependents == 0) continue;
     if (status == TaskState::kSucceeded) {

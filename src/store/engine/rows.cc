@@ -251,4 +251,32 @@ Result<TaskStates> WriteSet::Flush(WriteTxn& txn, RowMap& rows, const TaskMap& t
   return states;
 }
 
+std::unordered_map<int64_t, TaskChange> ChangesOf(
+    const RowMap& rows, const std::unordered_map<int64_t, std::string_view>& node_ids) {
+  std::unordered_map<int64_t, TaskChange> changes;
+  for (const auto& [key, row] : rows) {
+    if (!row.dirty) continue;
+    TaskChange& c = changes[row.task_ref];
+    if (c.task_id.empty()) c.task_id = key.first;
+    NodeRowChange& n = c.nodes.emplace_back();
+    if (auto id = node_ids.find(row.node_ref); id != node_ids.end()) n.node_id = id->second;
+    n.state = row.state;
+    n.from_version = row.loaded_version;
+    n.version = row.version;
+    n.attempt = row.attempt;
+    n.retries = row.retries;
+    n.updated_at = FromUnixMicros(row.updated_at);
+    n.due_kind = row.due_kind;
+    if (row.due_at) n.due_at = FromUnixMicros(*row.due_at);
+    if (row.start_deadline) n.start_deadline = FromUnixMicros(*row.start_deadline);
+    n.extensions = row.extensions;
+    n.permanent = row.permanent;
+    n.last_error = row.last_error;
+    n.blocked_reason = row.blocked_reason;
+    n.result = row.result;
+    n.result_elsewhere = row.result && row.result_ref.has_value();
+  }
+  return changes;
+}
+
 }  // namespace apollo::store::engine

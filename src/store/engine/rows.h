@@ -31,6 +31,7 @@
 #include "store/engine/row_change.h"
 #include "store/engine/sql.h"
 #include "store/engine/write_txn.h"
+#include "store/task_change.h"
 #include "store/types.h"
 
 namespace apollo::store::engine {
@@ -165,10 +166,26 @@ class WriteSet {
   std::vector<int64_t> touched_;
 };
 
+// A touched task's roll-up as RecomputeTasks decided it.
+struct Rollup {
+  TaskState status = TaskState::kPending;
+  int nodes = 0;         // its node rows
+  bool written = false;  // it changed, and was written
+};
+using Rollups = std::unordered_map<int64_t, Rollup>;  // by task_ref
+
 // Recomputes the roll-up of each touched task from `states` (tasks as locked
 // by LoadRows); when a task becomes settled, makes its PENDING dependents
-// due (all deps succeeded) or marks them upstream_failed.
+// due (all deps succeeded) or marks them upstream_failed. Each roll-up goes
+// to `out` when given.
 Status RecomputeTasks(WriteTxn& txn, const std::vector<int64_t>& touched, const TaskMap& tasks,
-                      const TaskStates& states);
+                      const TaskStates& states, Rollups* out = nullptr);
+
+// The dirty rows of `rows` as the commit will leave them, one TaskChange
+// per task (task_change.h; status and node_count still to fill in from the
+// roll-up). Taken before WriteSet::Flush, which forgets what was written.
+// `node_ids`: node_ref -> node_id of every row's node.
+std::unordered_map<int64_t, TaskChange> ChangesOf(
+    const RowMap& rows, const std::unordered_map<int64_t, std::string_view>& node_ids);
 
 }  // namespace apollo::store::engine

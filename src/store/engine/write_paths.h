@@ -11,12 +11,16 @@
 #include "store/dead_letter.h"
 #include "store/engine/write_txn.h"
 #include "store/lease.h"
+#include "store/task_change.h"
 #include "store/types.h"
 
 namespace apollo::store::engine {
 
 // Applies `events` in order (they may come from several callers' batches).
-Result<ApplyResult> ApplyEvents(WriteTxn& txn, std::span<const Event* const> events);
+// `changes`, when given, receives what the op leaves of each task whose
+// rows it changed (task_change.h), for the commit listener.
+Result<ApplyResult> ApplyEvents(WriteTxn& txn, std::span<const Event* const> events,
+                                std::vector<TaskChange>* changes = nullptr);
 
 Result<std::vector<EventOutcome>> ApplyTransitions(WriteTxn& txn,
                                                    const std::vector<TransitionRequest>& reqs);
