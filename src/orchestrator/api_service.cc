@@ -75,31 +75,30 @@ grpc::Status ApiService::ReadTask(const std::string& task_id, store::TaskRow* ou
   return grpc::Status::OK;
 }
 
-void ApiService::FillTask(const store::TaskRow& row, apollo::v1::Task* out) {
-  const store::TaskRow* t = &row;
-  out->set_task_id(t->spec.task_id);
-  out->set_intent(t->spec.intent);
-  out->set_status(std::string(TaskStateName(t->status)));
-  out->set_spec_json(CanonicalSpec(t->spec));
-  out->set_created_at_us(ToUnixMicros(t->created_at));
-  out->mutable_metadata()->insert(t->spec.metadata.begin(), t->spec.metadata.end());
-  out->set_compensates(t->spec.compensates);
-  out->set_start_timeout_s(t->start_timeout.count());
-  for (const auto& n : t->nodes) FillNode(n, out->add_nodes());
-  out->set_held_by(t->held_by);
-  if (t->rollout && t->spec.rollout) {
-    const store::RolloutRow& r = *t->rollout;
-    const RolloutTally tally = TallyRollout(*t);
+void ApiService::FillTask(const store::TaskRow& t, apollo::v1::Task* out) {
+  out->set_task_id(t.spec.task_id);
+  out->set_intent(t.spec.intent);
+  out->set_status(std::string(TaskStateName(t.status)));
+  out->set_spec_json(CanonicalSpec(t.spec));
+  out->set_created_at_us(ToUnixMicros(t.created_at));
+  out->mutable_metadata()->insert(t.spec.metadata.begin(), t.spec.metadata.end());
+  out->set_compensates(t.spec.compensates);
+  out->set_start_timeout_s(t.start_timeout.count());
+  for (const auto& n : t.nodes) FillNode(n, out->add_nodes());
+  out->set_held_by(t.held_by);
+  if (t.rollout && t.spec.rollout) {
+    const store::RolloutRow& r = *t.rollout;
+    const RolloutTally tally = TallyRollout(t);
     apollo::v1::RolloutStatus* ro = out->mutable_rollout();
     ro->set_state(std::string(RolloutStateName(r.state)));
     ro->set_open_batch(r.open_batch);
     ro->set_batches(r.batches);
     ro->set_failures(tally.failures);
-    ro->set_tolerated(ToleratedFailures(*t->spec.rollout, r, tally.nodes));
+    ro->set_tolerated(ToleratedFailures(*t.spec.rollout, r, tally.nodes));
     ro->set_paused_by(r.paused_by);
     ro->set_reason(r.reason);
     if (r.next_at) ro->set_next_at_us(ToUnixMicros(*r.next_at));
-    ro->set_summary(DescribeRollout(*t->spec.rollout, r, tally));
+    ro->set_summary(DescribeRollout(*t.spec.rollout, r, tally));
   }
 }
 
