@@ -1,4 +1,4 @@
--- Apollo-11 state store schema for PostgreSQL, version 5.
+-- Apollo-11 state store schema for PostgreSQL, version 6.
 --
 --   psql -d apollo_state -f schema.sql
 --
@@ -13,7 +13,7 @@ BEGIN;
 SELECT pg_advisory_xact_lock(7111969);
 CREATE TABLE IF NOT EXISTS schema_version(version INTEGER PRIMARY KEY  , applied_at TIMESTAMPTZ NOT NULL DEFAULT now() );
 DO $$ BEGIN
-  IF (SELECT COALESCE(max(version), 5) FROM schema_version) < 5 THEN
+  IF (SELECT COALESCE(max(version), 6) FROM schema_version) < 6 THEN
     RAISE EXCEPTION 'this database has an older Apollo-11 schema: start the orchestrator on it once to migrate it';
   END IF;
 END $$;
@@ -127,6 +127,10 @@ CREATE TABLE IF NOT EXISTS task_nodes(
 CREATE INDEX IF NOT EXISTS task_nodes_by_node ON task_nodes(node_ref, task_ref);
 CREATE INDEX IF NOT EXISTS task_nodes_due ON task_nodes(priority, due_at)
   WHERE due_at IS NOT NULL;
+-- The dispatch queue (PENDING, DISPATCHED, RETRYING: TaskState 0, 1, 5):
+-- its depth is counted every second, and settled rows stay for days.
+CREATE INDEX IF NOT EXISTS task_nodes_queued ON task_nodes(state)
+  WHERE state IN (0, 1, 5);
 
 -- Every change with its cause, in hist_id order (sequence hist_ids).
 CREATE TABLE IF NOT EXISTS history(
@@ -223,5 +227,5 @@ CREATE TABLE IF NOT EXISTS replicas(
   CREATE SEQUENCE IF NOT EXISTS hist_ids; 
 
 
-INSERT INTO schema_version(version) VALUES (5) ON CONFLICT (version) DO NOTHING;
+INSERT INTO schema_version(version) VALUES (6) ON CONFLICT (version) DO NOTHING;
 COMMIT;

@@ -515,5 +515,33 @@ TEST(OpenStateStoreTest, RejectsBadUrls) {
             StatusCode::kInvalidArgument);
 }
 
+// The dispatch queue's depth (the submit watermarks' measure) counts the
+// rows still to run — PENDING, DISPATCHED, RETRYING — and none of the
+// others, whatever their number; it follows a row into and out of the queue.
+TEST_P(StoreConformanceTest, QueueDepthCountsTheRowsStillToRun) {
+  std::map<TaskState, int> per_state = {{TaskState::kPending, 2},   {TaskState::kDispatched, 3},
+                                        {TaskState::kRunning, 1},   {TaskState::kSucceeded, 4},
+                                        {TaskState::kFailed, 1},    {TaskState::kRetrying, 2},
+                                        {TaskState::kCancelled, 1}, {TaskState::kTimeout, 1}};
+  int n = 0;
+  for (const auto& [state, count] : per_state) {
+    for (int i = 0; i < count; ++i) {
+      const std::string task = "t" + std::to_string(++n);
+      DriveTo(task, "n1", state);
+      ASSERT_EQ(Row(task, "n1").state, state) << task;
+    }
+  }
+  Result<int64_t> depth = store().QueueDepth();
+  ASSERT_TRUE(depth.ok()) << depth.status().ToString();
+  EXPECT_EQ(*depth, 2 + 3 + 2);
+
+  Move("t1", "n1", TaskState::kDispatched, Cause::kDispatch);  // still queued
+  EXPECT_EQ(*store().QueueDepth(), 7);
+  ApplyOk({Ev("t1", "n1", EventType::kAccepted)});  // out of the queue
+  EXPECT_EQ(*store().QueueDepth(), 6);
+  Create({Spec("late", {"n2"})}, {"n2"});  // a new row joins it
+  EXPECT_EQ(*store().QueueDepth(), 7);
+}
+
 }  // namespace
 }  // namespace apollo::store::testing

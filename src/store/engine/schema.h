@@ -22,7 +22,7 @@
 
 namespace apollo::store::engine {
 
-inline constexpr int kSchemaVersion = 5;
+inline constexpr int kSchemaVersion = 6;
 
 // Brings the database to kSchemaVersion in one transaction (PostgreSQL:
 // under an advisory lock, so stores starting together take turns).
