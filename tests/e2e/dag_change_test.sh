@@ -55,7 +55,9 @@ wait_until 20 "w2 connected" all_connected w2
 t0=$(date +%s.%N)
 wait_until 10 "web-agent reached w2" node_status_is web-agent w2 SUCCEEDED
 t1=$(date +%s.%N)
-awk -v a="$t0" -v b="$t1" 'BEGIN { exit !(b - a < 2.5) }' || fail "w2 got the task $(awk -v a="$t0" -v b="$t1" 'BEGIN{print b-a}')s after it connected (heartbeat 1s)"
+# A heartbeat is 1 s; the bound leaves a loaded machine room and still fails
+# anything that finds new nodes by a periodic sweep.
+awk -v a="$t0" -v b="$t1" 'BEGIN { exit !(b - a < 5) }' || fail "w2 got the task $(awk -v a="$t0" -v b="$t1" 'BEGIN{print b-a}')s after it connected (heartbeat 1s)"
 events web-agent | jq -e '[.entries[] | select(.node_id == "w2" and .cause == "follow")] | length >= 1' >/dev/null ||
   fail "no follow entry for w2: $(cli task events --task-id web-agent)"
 kill_agent w2
@@ -71,11 +73,15 @@ sleep 3  # a second row or run would come now
 check_pass "follow: w2, registering later, got the task within a heartbeat, once (also after registering again); the static task did not reach it"
 
 # ---- 2. dependencies changed at run time
-run_task "$E2E_DIR/gate.yaml" gate "{type: nodes, nodes: [w1]}" "sleep 2"
+# gate_sh FILE: a shell line that waits (at most 25 s) until the test creates
+# FILE, so a gate ends after the change under test, however slow the machine.
+gate_sh() { echo "i=0; while [ ! -e $1 ] && [ \$i -lt 250 ]; do sleep 0.1; i=\$((i+1)); done"; }
+run_task "$E2E_DIR/gate.yaml" gate "{type: nodes, nodes: [w1]}" "$(gate_sh "$RUNS.gate-open")"
 run_task "$E2E_DIR/up.yaml" up "{type: nodes, nodes: [w1]}" "sleep 5; date +%s.%N > $RUNS.up-done"
 run_task "$E2E_DIR/down.yaml" down "{type: nodes, nodes: [d1]}" "date +%s.%N > $RUNS.down-start" "depends_on: [gate]"
 for f in gate up down; do cli task submit --file "$E2E_DIR/$f.yaml" >/dev/null || die "submit $f"; done
 out=$(cli task deps --task-id down --add up --reason "up must finish first") || die "deps --add: $out"
+touch "$RUNS.gate-open"
 wait_until 20 "down SUCCEEDED" node_status_is down d1 SUCCEEDED
 awk -v u="$(cat "$RUNS.up-done")" -v d="$(cat "$RUNS.down-start")" 'BEGIN { exit !(d > u) }' ||
   fail "down started at $(cat "$RUNS.down-start"), before up ended at $(cat "$RUNS.up-done")"
@@ -98,10 +104,11 @@ node_status_is slow w1 RUNNING || fail "slow is $(node_status slow w1)"
 check_pass "a cycle is refused with the cycle named; removing a dependency releases the task at once"
 
 # ---- 3. hold and release
-run_task "$E2E_DIR/gate2.yaml" gate2 "{type: nodes, nodes: [w1]}" "sleep 1"
+run_task "$E2E_DIR/gate2.yaml" gate2 "{type: nodes, nodes: [w1]}" "$(gate_sh "$RUNS.gate2-open")"
 run_task "$E2E_DIR/held.yaml" held "{type: nodes, nodes: [d1]}" "echo ran >> $RUNS.held" "depends_on: [gate2]"
 for f in gate2 held; do cli task submit --file "$E2E_DIR/$f.yaml" >/dev/null || die "submit $f"; done
 cli task hold --task-id held --reason "change freeze" >/dev/null || die "hold"
+touch "$RUNS.gate2-open"
 wait_until 10 "gate2 done" node_status_is gate2 w1 SUCCEEDED
 sleep 2  # a held task would start now
 node_status_is held d1 PENDING || fail "held is $(node_status held d1)"
