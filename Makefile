@@ -53,6 +53,7 @@ test: build-test ui $(ASAN_DIR)/build.ninja
 	if [ "$$(cat $(ASAN_DIR)/build.rc)" != 0 ]; then \
 	  tail -40 $(ASAN_DIR)/build.log; echo "make test: the ASan build failed; see $(ASAN_DIR)/build.log"; exit 1; fi; \
 	$(MAKE) --no-print-directory asan-run; asan_rc=$$?; \
+	[ $$rel -eq 0 ] || bash scripts/ctest-failures.sh $(RELEASE_DIR); \
 	[ $$rel -eq 0 ] || echo "make test: the Release suite FAILED (see above)"; \
 	[ $$ui_rc -eq 0 ] || echo "make test: the dashboard's browser tests FAILED (see above)"; \
 	[ $$rel -eq 0 ] && [ $$asan_rc -eq 0 ] && [ $$ui_rc -eq 0 ]
