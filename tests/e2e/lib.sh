@@ -198,6 +198,11 @@ write_task() {
   } >"$file"
 }
 
+# gate_sh FILE: a shell line for an exec task that waits (at most 25 s) until
+# the test creates FILE, so the task ends after the change under test,
+# however slow the machine. No single quotes: it goes inside argv's '...'.
+gate_sh() { echo "i=0; while [ ! -e $1 ] && [ \$i -lt 250 ]; do sleep 0.1; i=\$((i+1)); done"; }
+
 # start_proxy: a fault-injecting proxy in front of the orchestrator; agents
 # started afterwards dial it. cut_network / heal_network partition them.
 start_proxy() {

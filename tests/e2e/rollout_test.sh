@@ -88,9 +88,9 @@ check_pass "task events tells it in order (batch 2, batch 3, breach, cancellatio
 
 # ---- 2. a canary waiting for approval, a pause across a restart
 CANARY=$E2E_DIR/canary-runs
-# Past the canary, a run waits (bounded by the task timeout) for GATE, which
-# the test opens only after its pause: batch 2 cannot end before the pause
-# lands, however slow the machine.
+# Past the canary, a run waits (lib.sh: gate_sh) for GATE, which the test
+# opens only after its pause: batch 2 cannot end before the pause lands,
+# however slow the machine.
 GATE=$E2E_DIR/canary-gate
 cat >"$E2E_DIR/canary.yaml" <<YAML
 task_id: canary
@@ -98,7 +98,7 @@ intent: exec
 target_selector: {type: nodes, nodes: [r01, r02, r03, r04, r05]}
 timeout: 30
 retry_policy: {preset: none}
-params: {argv: [sh, -c, 'echo \$APOLLO_NODE_ID >> $CANARY; i=0; [ \$APOLLO_NODE_ID = r01 ] || while [ ! -e $GATE ] && [ \$i -lt 250 ]; do sleep 0.1; i=\$((i+1)); done']}
+params: {argv: [sh, -c, 'echo \$APOLLO_NODE_ID >> $CANARY; [ \$APOLLO_NODE_ID = r01 ] || { $(gate_sh "$GATE"); }']}
 rollout: {canary: 1, canary_wait: approve, batch_size: 2}
 YAML
 cli task submit --file "$E2E_DIR/canary.yaml" >/dev/null || die "submit canary"
