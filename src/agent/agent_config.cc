@@ -31,6 +31,7 @@ const std::vector<std::string_view> kFields = {"node_id",
                                                "exec",
                                                "ensure_file",
                                                "kill_grace",
+                                               "final_event_hold_ms",
                                                "metrics_paths",
                                                "reconnect",
                                                "wal",
@@ -161,6 +162,12 @@ bool AgentParser::Value(const Field& f) {
   if (k == "exec") return Exec(v);
   if (k == "ensure_file") return EnsureFile(v);
   if (k == "kill_grace") return internal::ReadDuration(r_, v, k, 0s, 300s, &c_->kill_grace);
+  if (k == "final_event_hold_ms") {
+    int64_t ms = 0;
+    if (!internal::ReadInt(r_, v, k, 0, 1000, &ms)) return false;
+    c_->final_event_hold = std::chrono::milliseconds(ms);
+    return true;
+  }
   if (k == "metrics_paths") {
     return internal::ReadUniqueList(
         r_, v, k,

@@ -101,6 +101,10 @@ struct AgentConfig {
   ExecConfig exec;
   EnsureFileConfig ensure_file;
   Duration kill_grace = std::chrono::seconds(5);  // SIGTERM .. SIGKILL, 0 .. 5 min
+  // final_event_hold_ms, 0 .. 1000: how long a task's ACCEPTED may wait for
+  // its final event, so a short task costs the center one message and one
+  // commit (session.h SessionOptions::accepted_hold).
+  Duration final_event_hold = std::chrono::milliseconds(2);
   std::vector<std::string> metrics_paths{"/"};    // collect_metrics' disks
   ReconnectConfig reconnect;
   WalConfig wal;

@@ -57,6 +57,7 @@ ensure_file:
   allowed_dirs: [/etc/app/, /srv/www]
   allow_special_modes: true
 kill_grace: 0
+final_event_hold_ms: 50
 metrics_paths: [/, /data]
 reconnect: {initial_backoff_ms: 100, max_backoff_ms: 5000}
 wal: {segment_size_mb: 8, retention_hours: 24, archive_dir: /archive}
@@ -74,6 +75,7 @@ TEST(AgentConfigTest, EmptyFileGivesDefaults) {
   EXPECT_EQ(c.autonomy_window, Duration(60s));
   EXPECT_EQ(c.state_sync_interval, Duration(300s));
   EXPECT_EQ(c.kill_grace, Duration(5s));
+  EXPECT_EQ(c.final_event_hold, Duration(2ms));
   EXPECT_EQ(c.metrics_paths, std::vector<std::string>{"/"});
   EXPECT_EQ(c.reconnect.initial_backoff, Duration(500ms));
   EXPECT_EQ(c.reconnect.max_backoff, Duration(30s));
@@ -120,6 +122,7 @@ TEST(AgentConfigTest, EveryKeyParses) {
   EXPECT_EQ(c.ensure_file.allowed_dirs, (std::vector<std::string>{"/etc/app", "/srv/www"}));
   EXPECT_TRUE(c.ensure_file.allow_special_modes);
   EXPECT_EQ(c.kill_grace, Duration(0));
+  EXPECT_EQ(c.final_event_hold, Duration(50ms));
   EXPECT_EQ(c.metrics_paths, (std::vector<std::string>{"/", "/data"}));
   EXPECT_EQ(c.reconnect.initial_backoff, Duration(100ms));
   EXPECT_EQ(c.reconnect.max_backoff, Duration(5s));

@@ -49,6 +49,7 @@ AgentRuntimeOptions DeriveAgentRuntimeOptions(const AgentConfig& c) {
   s.state_sync_interval = c.state_sync_interval;
   s.initial_backoff = c.reconnect.initial_backoff;
   s.max_backoff = c.reconnect.max_backoff;
+  s.accepted_hold = c.final_event_hold;
 
   r.executor.node_id = c.node_id;
   r.executor.max_concurrency = c.max_concurrency;
@@ -83,7 +84,8 @@ std::string Fingerprint(const AgentRuntimeOptions& r) {
       << "session.state_sync_interval_ms=" << Ms(s.state_sync_interval) << "\n"
       << "session.initial_backoff_ms=" << Ms(s.initial_backoff) << "\n"
       << "session.max_backoff_ms=" << Ms(s.max_backoff) << "\n"
-      << "session.max_batch=" << s.max_batch << "\n";
+      << "session.max_batch=" << s.max_batch << "\n"
+      << "session.accepted_hold_ms=" << Ms(s.accepted_hold) << "\n";
   out << "executor.node_id=" << r.executor.node_id << "\n"
       << "executor.max_concurrency=" << r.executor.max_concurrency << "\n"
       << "executor.max_finished=" << r.executor.max_finished << "\n"

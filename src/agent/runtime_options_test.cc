@@ -45,6 +45,7 @@ const std::map<std::string, std::string>& Alternatives() {
       {"ensure_file.allowed_dirs", "ensure_file: {allowed_dirs: [/etc/app]}"},
       {"ensure_file.allow_special_modes", "ensure_file: {allow_special_modes: true}"},
       {"kill_grace", "kill_grace: 2"},
+      {"final_event_hold_ms", "final_event_hold_ms: 20"},
       {"metrics_paths", "metrics_paths: [/, /data]"},
       {"metrics_listen", "metrics_listen: 127.0.0.1:9101"},
       {"log_format", "log_format: json"},

@@ -478,9 +478,10 @@ void Session::WriterLoop(Stream* stream, Duration sync_interval) {
     {
       std::unique_lock<std::mutex> lock(mu_);
       // Only ACCEPTEDs pending: they wait for the next final event, or
-      // until the oldest has waited kAcceptedHold.
+      // until the oldest has waited options_.accepted_hold.
       auto events_due = [this] {
-        return events_urgent_ || std::chrono::steady_clock::now() >= held_since_ + kAcceptedHold;
+        return events_urgent_ ||
+               std::chrono::steady_clock::now() >= held_since_ + options_.accepted_hold;
       };
       for (;;) {
         const bool held = !pending_events_.empty();
@@ -488,9 +489,9 @@ void Session::WriterLoop(Stream* stream, Duration sync_interval) {
             std::clamp<Duration>(due - clock_.Now(), std::chrono::milliseconds(1),
                                  std::max<Duration>(heartbeat(), std::chrono::milliseconds(1)));
         if (held) {
-          wait =
-              std::min(wait, std::chrono::duration_cast<Duration>(
-                                 held_since_ + kAcceptedHold - std::chrono::steady_clock::now()));
+          wait = std::min(
+              wait, std::chrono::duration_cast<Duration>(held_since_ + options_.accepted_hold -
+                                                         std::chrono::steady_clock::now()));
         }
         // Woken too by the first held ACCEPTED, to shorten the wait to its hold.
         bool woken = wait > Duration::zero() && cv_.wait_for(lock, wait, [&] {

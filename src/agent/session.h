@@ -67,6 +67,12 @@ struct SessionOptions {
   Duration initial_backoff = std::chrono::milliseconds(500);
   Duration max_backoff = std::chrono::seconds(30);
   size_t max_batch = 500;  // events per EventBatch
+  // How long an ACCEPTED may wait for the task's final event before it is
+  // sent alone (config final_event_hold_ms). A handler that ends within it
+  // (most: probes, no-ops, small changes) costs the center one event
+  // message and one commit, not two; a longer task's RUNNING shows this
+  // much later. Zero: every event is sent at once.
+  Duration accepted_hold = std::chrono::milliseconds(2);
   // Test only: hold each session's first snapshot back this long, so a
   // test can watch the center while the agent is connected but not yet
   // reconciled (e.g. still in conservative mode). Zero in production.
@@ -115,11 +121,6 @@ class Session final : public EventSink {
   // EventSink: queues the event for the live stream (dropped while
   // disconnected: it stays in the WAL and is resent on reconnect).
   void OnDurableEvent(const Event& event) override;
-
-  // How long an ACCEPTED may wait for the task's final event before it is
-  // sent alone. A handler that ends within it (most: probes, no-ops, small
-  // changes) costs the center one event message and one commit, not two.
-  static constexpr Duration kAcceptedHold = std::chrono::milliseconds(2);
 
  private:
   using Stream = grpc::ClientReaderWriter<apollo::v1::AgentMessage, apollo::v1::CenterMessage>;
@@ -190,7 +191,7 @@ class Session final : public EventSink {
   std::vector<Event> pending_events_;           // guarded by mu_
   // The writer sends pending_events_ at once when any of them is more than
   // an ACCEPTED (`events_urgent_`); an ACCEPTED alone waits until
-  // `held_since_` + kAcceptedHold (steady time: tests' fake clocks stand
+  // `held_since_` + options_.accepted_hold (steady time: tests' fake clocks stand
   // still), so a short task's ACCEPTED and final event reach the center in
   // one message (one commit there, not two).
   bool events_urgent_ = false;                          // guarded by mu_

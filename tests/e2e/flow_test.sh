@@ -7,6 +7,11 @@ cd "$(dirname "$0")/../.."
 # Callbacks may reach this machine's test receiver only because it is listed.
 echo "callbacks: {allowed_hosts: [127.0.0.1]}" >"$E2E_DIR/orchestrator.yaml"
 start_orchestrator --config "$E2E_DIR/orchestrator.yaml"
+# lib.sh's agent config, with a final-event hold that even a slow CI disk's
+# fdatasync fits in, so section 5b checks the hold, not the disk's speed.
+printf 'reconnect: {initial_backoff_ms: 200, max_backoff_ms: 2000}\n%s\n%s\n%s\n' \
+  'enabled_intents: [collect_metrics, ensure_file, exec, noop, sleep]' \
+  'ensure_file: {allowed_dirs: [/tmp]}' 'final_event_hold_ms: 300' >"$E2E_DIR/e2e-agent.yaml"
 start_agent worker-1 --label role=worker
 start_agent worker-2 --label role=worker
 wait_until 20 "both agents connected" all_connected worker-1 worker-2
@@ -55,10 +60,12 @@ c=$(cli -o json task events --task-id demo-check-config | jq -r '[.entries[] | s
 [[ "$w" != null && "$c" != null && "$c" > "$w" ]] || fail "downstream dispatched ($c) before upstream finished ($w)"
 check_pass "DAG: downstream dispatched only after upstream SUCCEEDED"
 
-# 5b. A short task's ACCEPTED waits (up to a bound) for its final event, so
-# the center gets both in one message and commits RUNNING and SUCCEEDED in
-# one transaction (one history timestamp); a long task's RUNNING is still
-# seen while it runs (section 6).
+# 5b. A short task's ACCEPTED waits (up to final_event_hold_ms, 300 here)
+# for its final event, so the center gets both in one message and commits
+# RUNNING and SUCCEEDED in one transaction (one history timestamp); a long
+# task's RUNNING is still seen while it runs (section 6). The shipped 2 ms
+# hold is a speed setting (BENCHMARKS.md), not something to time here: a CI
+# disk's fdatasync alone may take longer.
 together=0
 for i in 1 2 3 4 5 6 7 8 9 10; do
   write_task "$E2E_DIR/short.yaml" "short-$i" noop "{type: nodes, nodes: [worker-1]}" "{}"
@@ -68,8 +75,8 @@ for i in 1 2 3 4 5 6 7 8 9 10; do
     jq -r '[.entries[] | select(.to == "RUNNING" or .to == "SUCCEEDED") | .at] | unique | length')
   [ "$ats" = 1 ] && together=$((together + 1))
 done
-# Most, not all: a slow disk may take longer than the hold for the final.
-[ "$together" -ge 6 ] || fail "RUNNING and SUCCEEDED committed together for $together of 10 short tasks"
+# Without the hold few would be; one disk stall past 300 ms may split one.
+[ "$together" -ge 9 ] || fail "RUNNING and SUCCEEDED committed together for $together of 10 short tasks"
 check_pass "a short task's RUNNING and SUCCEEDED reach the store in one commit ($together of 10)"
 
 # 6. Cancel a running task: CANCELLED, and its process is gone.
