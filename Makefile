@@ -55,6 +55,7 @@ test: build-test ui $(ASAN_DIR)/build.ninja
 	$(MAKE) --no-print-directory asan-run; asan_rc=$$?; \
 	[ $$rel -eq 0 ] || bash scripts/ctest-failures.sh $(RELEASE_DIR); \
 	[ $$rel -eq 0 ] || echo "make test: the Release suite FAILED (see above)"; \
+	[ $$ui_rc -eq 0 ] || node scripts/ui-failures.mjs web/playwright-report/report.json; \
 	[ $$ui_rc -eq 0 ] || echo "make test: the dashboard's browser tests FAILED (see above)"; \
 	[ $$rel -eq 0 ] && [ $$asan_rc -eq 0 ] && [ $$ui_rc -eq 0 ]
 
@@ -91,6 +92,7 @@ ui: deps
 	cd web && { [ node_modules/.package-lock.json -nt package-lock.json ] || \
 	  PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 npm ci --no-audit --no-fund; } && npm run build
 test-ui: $(if $(APOLLO_BIN),,build) ui
+	rm -f web/playwright-report/report.json
 	cd web && APOLLO_BIN=$(or $(APOLLO_BIN),$(ROOT)/bin) npm test
 screenshots: $(if $(APOLLO_BIN),,build) ui
 	cd web && APOLLO_BIN=$(or $(APOLLO_BIN),$(ROOT)/bin) npm run screenshots

@@ -23,7 +23,8 @@ export default defineConfig({
   forbidOnly: true,
   timeout: 90_000,
   expect: { timeout: 30_000 },
-  reporter: [['list']],
+  // The JSON report feeds scripts/ui-failures.mjs (the end of `make test`).
+  reporter: [['list'], ['json', { outputFile: 'playwright-report/report.json' }]],
   outputDir: 'test-results',
   projects: [
     { name: 'dashboard', testMatch: /(dashboard|sse|acl)\.spec\.ts/, use },

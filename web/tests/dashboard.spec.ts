@@ -315,6 +315,12 @@ test("an intent that keeps failing opens its breaker: alert, OPEN breaker, a hel
   await expect(page.getByTestId('blocked')).toContainText('worker-2 is blocked: circuit_open exec');
   await expect(page.getByTestId('blocked')).toContainText('circuit breaker of intent exec is open');
 
+  // The store holds exactly one circuit_open alert, naming a failed task
+  // (checked on the API first, so a failure here says which side is wrong).
+  const stored = async () =>
+    ((await (await fetch(`${api}/api/v1/alerts?kind=circuit_open&limit=100`)).json()) as { alerts?: { task_id: string; node_id: string }[] }).alerts ?? [];
+  await expect.poll(async () => (await stored()).map((a) => `${a.task_id}@${a.node_id}`)).toEqual([expect.stringMatching(/^exit3-\d-\d@worker-2$/)]);
+
   await page.getByRole('navigation').getByRole('link', { name: 'Alerts' }).click();
   await page.getByLabel('Kind').fill('circuit_open');
   await page.getByRole('button', { name: 'Apply' }).click();

@@ -3,6 +3,10 @@
 // reads forward from the last id it has seen: a first visit walks the table
 // (kPagesPerPoll pages per refresh, saying so until it is through), later
 // refreshes fetch only the new ones. The newest kKept are kept.
+//
+// The filter inputs are a draft until Apply; a refresh asked for while one
+// is in flight (Apply during the first walk) runs right after it, with the
+// filters as they are then, never dropped until the next poll.
 
 import { useRef, useState } from 'preact/hooks';
 import { Api } from '../api';
@@ -28,14 +32,19 @@ interface Seen {
 export function AlertsPage() {
   const [seen, setSeen] = useState<Seen | null>(null);
   const [error, setError] = useState<unknown>(null);
-  const [kind, setKind] = useState('');
-  const [node, setNode] = useState('');
+  const [draft, setDraft] = useState({ kind: '', node: '' });
+  const [applied, setApplied] = useState({ kind: '', node: '' });
+  const { kind, node } = applied;
   const busy = useRef(false);
+  const again = useRef(false);
   const filters = `${kind}|${node}`;
 
   const refresh = usePolling(
     async () => {
-      if (busy.current) return;
+      if (busy.current) {
+        again.current = true;
+        return;
+      }
       busy.current = true;
       try {
         const prev = seen && seen.filters === filters ? seen : { filters, after: '0', alerts: [], total: 0, caughtUp: false };
@@ -61,6 +70,10 @@ export function AlertsPage() {
         setError(e);
       } finally {
         busy.current = false;
+        if (again.current) {
+          again.current = false;
+          refresh();
+        }
       }
     },
     kRefreshMs,
@@ -76,16 +89,19 @@ export function AlertsPage() {
         class="filters"
         onSubmit={(e) => {
           e.preventDefault();
-          refresh();
+          const next = { kind: draft.kind.trim(), node: draft.node.trim() };
+          // New filters re-run the poll (its deps); the same ones refresh now.
+          if (next.kind === kind && next.node === node) refresh();
+          else setApplied(next);
         }}
       >
         <label>
           Kind
-          <input value={kind} onChange={(e) => setKind((e.target as HTMLInputElement).value.trim())} placeholder="e.g. circuit_open" />
+          <input value={draft.kind} onInput={(e) => setDraft({ ...draft, kind: (e.target as HTMLInputElement).value })} placeholder="e.g. circuit_open" />
         </label>
         <label>
           Node
-          <input value={node} onChange={(e) => setNode((e.target as HTMLInputElement).value.trim())} placeholder="node id" />
+          <input value={draft.node} onInput={(e) => setDraft({ ...draft, node: (e.target as HTMLInputElement).value })} placeholder="node id" />
         </label>
         <button type="submit">Apply</button>
       </form>
