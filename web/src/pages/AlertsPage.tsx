@@ -35,6 +35,9 @@ export function AlertsPage() {
   const [draft, setDraft] = useState({ kind: '', node: '' });
   const [applied, setApplied] = useState({ kind: '', node: '' });
   const { kind, node } = applied;
+  // The latest walk's result, for a re-run queued while it was in flight:
+  // that re-run starts before the render that would show it `seen`.
+  const last = useRef<Seen | null>(null);
   const busy = useRef(false);
   const again = useRef(false);
   const filters = `${kind}|${node}`;
@@ -47,7 +50,7 @@ export function AlertsPage() {
       }
       busy.current = true;
       try {
-        const prev = seen && seen.filters === filters ? seen : { filters, after: '0', alerts: [], total: 0, caughtUp: false };
+        const prev = last.current && last.current.filters === filters ? last.current : { filters, after: '0', alerts: [], total: 0, caughtUp: false };
         let { after, alerts, total } = prev;
         let caughtUp = false;
         for (let i = 0; i < kPagesPerPoll; i++) {
@@ -64,7 +67,8 @@ export function AlertsPage() {
           }
           after = next;
         }
-        setSeen({ filters, after, alerts, total, caughtUp });
+        last.current = { filters, after, alerts, total, caughtUp };
+        setSeen(last.current);
         setError(null);
       } catch (e) {
         setError(e);
