@@ -384,5 +384,37 @@ TEST_P(StoreConformanceTest, PurgeTakesWholeSettledTasksInBatchesAndLateEventsSt
   EXPECT_EQ(store().GetTask("a").status().code(), StatusCode::kNotFound);
 }
 
+// A store remembers the task ref of each task it made or read, to reach
+// its events' rows by their whole key (engine/task_ref_hints.h). Here the
+// remembered ref goes stale: another replica purges the task and makes its
+// id again, after a decoy task that (on SQLite, which gives a freed largest
+// ref out again) takes the old ref. Each event must still reach the new
+// task and leave the decoy alone.
+TEST_P(StoreConformanceTest, AnEventReachesATaskIdMadeAgainElsewhereNotTheRefItOnceHad) {
+  DriveTo("again", "n1", TaskState::kSucceeded);  // remembered here
+  Result<std::unique_ptr<StateStore>> other = OpenStateStore(url_, options_, clock_);
+  ASSERT_TRUE(other.ok()) << other.status().ToString();
+  clock_.Advance(std::chrono::hours(24 * 8));
+  Result<PurgeStats> purged = (*other)->Purge(RetentionPolicy{});
+  ASSERT_TRUE(purged.ok()) << purged.status().ToString();
+  ASSERT_EQ(purged->tasks, 1);
+  for (const char* id : {"decoy", "again"}) {
+    std::vector<NewTask> made = {{Spec(id, {"n1"}), {"n1"}}};
+    ASSERT_TRUE((*other)->CreateTasks(made).ok()) << id;
+    TransitionRequest r = Req(id, "n1", TaskState::kDispatched, Cause::kDispatch);
+    r.ack_deadline = clock_.Now() + std::chrono::seconds(10);
+    Result<std::vector<EventOutcome>> moved = (*other)->Transition({&r, 1});
+    ASSERT_TRUE(moved.ok() && moved->at(0).outcome == Outcome::kApplied) << id;
+  }
+
+  for (EventType type : {EventType::kAccepted, EventType::kSucceeded}) {
+    ApplyResult r = ApplyOk({Ev("again", "n1", type)});
+    ASSERT_EQ(r.outcomes.size(), 1u);
+    EXPECT_EQ(r.outcomes[0].outcome, Outcome::kApplied) << r.outcomes[0].reason;
+  }
+  EXPECT_EQ(Row("again", "n1").state, TaskState::kSucceeded);
+  EXPECT_EQ(Row("decoy", "n1").state, TaskState::kDispatched);
+}
+
 }  // namespace
 }  // namespace apollo::store::testing

@@ -144,14 +144,16 @@ Result<ApplyResult> ApplyEvents(WriteTxn& txn, std::span<const Event* const> eve
   }
   // Marks, then rows: one round trip.
   sql::RowSet seq_keys = SeqKeys(node_refs);
-  sql::RowSet row_keys = KeySet(keys);
-  sql::Rows locked_seqs, locked_rows;
+  sql::Rows locked_seqs;
   txn.Exec(kLockSeqs, {}, &seq_keys, &locked_seqs);
-  txn.Exec(kLoadRows, {}, &row_keys, &locked_rows);
+  RowLoad row_load(txn, keys);
+  row_load.Queue();
   APOLLO_RETURN_IF_ERROR(txn.Flush());
   SeqMap seqs;
   APOLLO_RETURN_IF_ERROR(LoadSeqs(txn, node_refs, locked_seqs, seqs));
-  Loaded loaded = ReadLoaded(locked_rows, keys);
+  Result<Loaded> loaded_rows = row_load.Finish();
+  if (!loaded_rows.ok()) return loaded_rows.status();
+  Loaded& loaded = *loaded_rows;
 
   WriteSet ws(events.size() + events.size() / 2);
   EventApplier applier(txn, *refs, seqs, loaded.rows, ws);

@@ -146,7 +146,10 @@ Result<std::map<std::string, int64_t>> InsertTaskRows(
   Result<sql::Rows> r = txn.Query(kFindRefs, {}, &ids);
   if (!r.ok()) return r.status();
   std::map<std::string, int64_t> refs;
-  for (size_t i = 0; i < r->size(); ++i) refs[r->TakeText(i, 0)] = r->Int(i, 1);
+  for (size_t i = 0; i < r->size(); ++i) {
+    txn.task_refs().Put(r->Text(i, 0), r->Int(i, 1));  // for the events to come
+    refs[r->TakeText(i, 0)] = r->Int(i, 1);
+  }
   sql::RowSet status(kInsertStatus);
   for (const Fresh& f : fresh) {
     const TaskSpec& s = f.task->spec;

@@ -269,8 +269,10 @@ Result<std::unique_ptr<StateStore>> OpenEngineStore(std::unique_ptr<sql::Driver>
   }
   const int n = driver->dialect() == "sqlite" ? 1 : std::max(1, options.writers);
   std::vector<std::unique_ptr<Writer>> writers;
+  auto task_refs = std::make_shared<TaskRefHints>(Writer::kTaskRefHints);
   for (int i = 0; i < n; ++i) {
-    Result<std::unique_ptr<Writer>> writer = Writer::Start(*driver, clock, options.batch_cap);
+    Result<std::unique_ptr<Writer>> writer =
+        Writer::Start(*driver, clock, options.batch_cap, task_refs);
     if (!writer.ok()) return writer.status();
     writers.push_back(std::move(*writer));
   }

@@ -1,6 +1,7 @@
 #include "store/engine/rows.h"
 
 #include <algorithm>
+#include <span>
 
 namespace apollo::store::engine {
 namespace {
@@ -70,39 +71,53 @@ constexpr sql::Statement kTaskStates{
     "WHERE tn.task_ref = u.task_ref",
     kTaskCols};
 
-}  // namespace
+// The columns RowLoad reads, after the key's ord (ReadRows).
+#define APOLLO_LOADED_COLUMNS                                                               \
+  "tn.task_ref, tn.node_ref, tn.state, tn.version, tn.attempt, tn.retries, ts.timeout_us, " \
+  "ts.max_retries, ts.node_count, tn.updated_at, tn.due_kind, tn.due_at, ts.status, "       \
+  "ts.settled_at IS NOT NULL, ts.dependents, ts.start_timeout_us, ts.compensate, "          \
+  "tn.start_deadline, tn.extensions, tn.permanent "
 
 // Marks first, then rows (seq.h), each in key order: two writers never wait
 // in a cycle; a lock wait re-reads the locked row, so every value is the
 // latest. The task's roll-up row is locked with its node rows.
-const sql::Statement kLoadRows{
-    "SELECT u.ord, tn.task_ref, tn.node_ref, tn.state, tn.version, tn.attempt, tn.retries, "
-    "ts.timeout_us, ts.max_retries, ts.node_count, tn.updated_at, tn.due_kind, tn.due_at, "
-    "ts.status, ts.settled_at IS NOT NULL, ts.dependents, ts.start_timeout_us, ts.compensate, "
-    "tn.start_deadline, tn.extensions, tn.permanent "
-    "FROM tasks t JOIN task_nodes tn ON tn.task_ref = t.task_ref "
-    "JOIN task_status ts ON ts.task_ref = t.task_ref, @rows "
-    "WHERE t.task_id = u.task_id AND tn.node_ref = u.node_ref "
-    "/*@pg ORDER BY tn.task_ref, tn.node_ref FOR UPDATE OF tn, ts*/",
-    kKeyCols};
+constexpr sql::Statement kLoadRows{"SELECT u.ord, " APOLLO_LOADED_COLUMNS
+                                   "FROM tasks t JOIN task_nodes tn ON tn.task_ref = t.task_ref "
+                                   "JOIN task_status ts ON ts.task_ref = t.task_ref, @rows "
+                                   "WHERE t.task_id = u.task_id AND tn.node_ref = u.node_ref "
+                                   "/*@pg ORDER BY tn.task_ref, tn.node_ref FOR UPDATE OF tn, ts*/",
+                                   kKeyCols};
 
-sql::RowSet KeySet(const RowKeys& keys) {
+// The same by the whole key, from hinted refs; the task id must match too
+// (a stale hint finds nothing).
+constexpr sql::Column kRefKeyCols[] = {{"ord", sql::Type::kInt},
+                                       {"task_ref", sql::Type::kInt},
+                                       {"node_ref", sql::Type::kInt},
+                                       {"task_id", sql::Type::kText}};
+constexpr sql::Statement kLoadRowsByRef{
+    "SELECT u.ord, " APOLLO_LOADED_COLUMNS
+    "FROM task_nodes tn JOIN task_status ts ON ts.task_ref = tn.task_ref "
+    "JOIN tasks t ON t.task_ref = tn.task_ref, @rows "
+    "WHERE tn.task_ref = u.task_ref AND tn.node_ref = u.node_ref AND t.task_id = u.task_id "
+    "/*@pg ORDER BY tn.task_ref, tn.node_ref FOR UPDATE OF tn, ts*/",
+    kRefKeyCols};
+
+#undef APOLLO_LOADED_COLUMNS
+
+sql::RowSet IdKeySet(std::span<const RowKey* const> keys) {
   sql::RowSet set(kLoadRows);
   set.Reserve(keys.size());
   int64_t ord = 0;
-  for (const auto& [task_id, node_ref] : keys) set.Add(ord++, task_id, node_ref);
+  for (const RowKey* k : keys) set.Add(ord++, k->first, k->second);
   return set;
 }
 
-Loaded ReadLoaded(const sql::Rows& r, const RowKeys& keys) {
-  std::vector<const RowKey*> by_ord;  // KeySet's order: the set is unchanged since
-  by_ord.reserve(keys.size());
-  for (const RowKey& k : keys) by_ord.push_back(&k);
-  Loaded out;
-  out.rows.reserve(r.size());
+// Adds the loaded rows to `out`; `keys` in the order of the set asked.
+void ReadRows(const sql::Rows& r, std::span<const RowKey* const> keys, Loaded& out) {
+  out.rows.reserve(out.rows.size() + r.size());
   for (size_t i = 0; i < r.size(); ++i) {
     const uint64_t ord = static_cast<uint64_t>(r.Int(i, 0));
-    if (ord >= by_ord.size()) continue;  // not asked (cannot happen)
+    if (ord >= keys.size()) continue;  // not asked (cannot happen)
     Row row;
     row.task_ref = r.Int(i, 1);
     row.node_ref = r.Int(i, 2);
@@ -122,16 +137,73 @@ Loaded ReadLoaded(const sql::Rows& r, const RowKeys& keys) {
     row.permanent = r.Bool(i, 20);
     out.tasks[row.task_ref] = {static_cast<TaskState>(r.Int(i, 13)), r.Bool(i, 14), row.max_retries,
                                static_cast<int>(r.Int(i, 9)), static_cast<int>(r.Int(i, 15))};
-    out.rows.emplace(*by_ord[ord], std::move(row));
+    out.rows.emplace(*keys[ord], std::move(row));
   }
+}
+
+}  // namespace
+
+RowLoad::RowLoad(WriteTxn& txn, const RowKeys& keys) : txn_(txn), set_(kLoadRows) {
+  keys_.reserve(keys.size());
+  std::vector<int64_t> refs;
+  refs.reserve(keys.size());
+  by_ref_ = !keys.empty();
+  for (const RowKey& k : keys) {
+    keys_.push_back(&k);
+    if (!by_ref_) continue;
+    std::optional<int64_t> ref = txn.task_refs().Find(k.first);
+    if (ref) {
+      refs.push_back(*ref);
+    } else {
+      by_ref_ = false;
+    }
+  }
+  if (!by_ref_) {
+    set_ = IdKeySet(keys_);
+    return;
+  }
+  set_ = sql::RowSet(kLoadRowsByRef);
+  set_.Reserve(keys_.size());
+  for (size_t i = 0; i < keys_.size(); ++i) {
+    set_.Add(static_cast<int64_t>(i), refs[i], keys_[i]->second, keys_[i]->first);
+  }
+}
+
+void RowLoad::Queue() {
+  if (keys_.empty()) return;
+  txn_.Exec(by_ref_ ? kLoadRowsByRef : kLoadRows, {}, &set_, &out_);
+}
+
+Result<Loaded> RowLoad::Finish() {
+  Loaded out;
+  ReadRows(out_, keys_, out);
+  if (!by_ref_) {
+    for (const auto& [key, row] : out.rows) txn_.task_refs().Put(key.first, row.task_ref);
+    return out;
+  }
+  std::vector<const RowKey*> missed;
+  for (const RowKey* k : keys_) {
+    if (!out.rows.contains(*k)) missed.push_back(k);
+  }
+  if (missed.empty()) return out;
+  sql::RowSet again = IdKeySet(missed);
+  Result<sql::Rows> r = txn_.Query(kLoadRows, {}, &again);
+  if (!r.ok()) return r.status();
+  Loaded found;
+  ReadRows(*r, missed, found);
+  for (auto& [key, row] : found.rows) {
+    txn_.task_refs().Put(key.first, row.task_ref);
+    out.rows.emplace(key, std::move(row));
+  }
+  for (const auto& [ref, facts] : found.tasks) out.tasks[ref] = facts;
   return out;
 }
 
 Result<Loaded> LoadRows(WriteTxn& txn, const RowKeys& keys) {
-  sql::RowSet set = KeySet(keys);
-  Result<sql::Rows> r = txn.Query(kLoadRows, {}, &set);
-  if (!r.ok()) return r.status();
-  return ReadLoaded(*r, keys);
+  RowLoad load(txn, keys);
+  load.Queue();
+  APOLLO_RETURN_IF_ERROR(txn.Flush());
+  return load.Finish();
 }
 
 Result<int64_t> StorePayload(WriteTxn& txn, int64_t task_ref, std::string_view body) {

@@ -90,14 +90,31 @@ struct Loaded {
   TaskMap tasks;
 };
 
-// The statement that locks and reads (task_id, node_ref) keys; queue it to
-// share a round trip (see apply.cc), then ReadLoaded its rows.
-extern const sql::Statement kLoadRows;
-sql::RowSet KeySet(const RowKeys& keys);
-// `keys`: what was asked, unchanged since KeySet (the loaded rows are keyed
-// by these views, found by their position in the set).
-Loaded ReadLoaded(const sql::Rows& rows, const RowKeys& keys);
-// kLoadRows + ReadLoaded.
+// Locks and reads the rows of (task_id, node_ref) keys. When the writer's
+// hints (task_ref_hints.h) give every key's task ref, by the whole key
+// (task_ref, node_ref), checking the task id, so no plan can fan out by
+// node; else by task id, as all of them: one statement either way, so the
+// locks are taken in one key order. Queue it to share a round trip with
+// other statements (see apply.cc), then Finish after the flush.
+class RowLoad {
+ public:
+  // `keys` must outlive the RowLoad and stay unchanged: the loaded rows are
+  // keyed by its views.
+  RowLoad(WriteTxn& txn, const RowKeys& keys);
+  void Queue();
+  // The rows found. A hinted key that found no row (a stale hint) is asked
+  // again by id, in a round trip of its own. The refs read become hints.
+  Result<Loaded> Finish();
+
+ private:
+  WriteTxn& txn_;
+  std::vector<const RowKey*> keys_;  // in the order of set_
+  bool by_ref_ = false;
+  sql::RowSet set_;
+  sql::Rows out_;
+};
+
+// RowLoad, queued and finished in a round trip of its own.
 Result<Loaded> LoadRows(WriteTxn& txn, const RowKeys& keys);
 
 // Stores `body` in the payload side table; returns its id.

@@ -12,6 +12,7 @@
 
 #include "core/clock.h"
 #include "store/engine/sql.h"
+#include "store/engine/task_ref_hints.h"
 #include "store/types.h"
 
 namespace apollo::store::engine {
@@ -27,8 +28,13 @@ using NodeFacts = std::unordered_map<std::string, NodeFact>;  // by node_id
 class WriteTxn {
  public:
   WriteTxn(sql::Conn& conn, TimePoint now, const NodeFacts& committed, NodeFacts& fresh,
-           StoreStats& stats)
-      : conn_(conn), now_(now), committed_(committed), fresh_(fresh), stats_(stats) {}
+           TaskRefHints& task_refs, StoreStats& stats)
+      : conn_(conn),
+        now_(now),
+        committed_(committed),
+        fresh_(fresh),
+        task_refs_(task_refs),
+        stats_(stats) {}
 
   // The connection's calls (sql.h), in this transaction.
   void Exec(const sql::Statement& s, const sql::Params& p = {}, const sql::RowSet* rows = nullptr,
@@ -78,6 +84,9 @@ class WriteTxn {
                               bool fresh_registration = false);
   // A node row this transaction found, created or registered.
   void RememberNode(const std::string& node_id, NodeFact fact) { fresh_[node_id] = fact; }
+  // The writer's task refs seen lately: hints (task_ref_hints.h), so an op
+  // may note them before its transaction commits.
+  TaskRefHints& task_refs() { return task_refs_; }
 
  private:
   struct Expectation {
@@ -91,6 +100,7 @@ class WriteTxn {
   std::deque<Expectation> expectations_;  // stable addresses for Exec
   const NodeFacts& committed_;
   NodeFacts& fresh_;
+  TaskRefHints& task_refs_;
   StoreStats& stats_;
   int64_t epoch_ = 0;
 };

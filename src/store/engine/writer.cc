@@ -60,8 +60,10 @@ void AddStats(StoreStats& into, const StoreStats& d) {
 }
 
 Result<std::unique_ptr<Writer>> Writer::Start(sql::Driver& driver, const Clock& clock,
-                                              int batch_cap) {
-  std::unique_ptr<Writer> w(new Writer(driver, clock, std::max(batch_cap, 1)));
+                                              int batch_cap,
+                                              std::shared_ptr<TaskRefHints> task_refs) {
+  std::unique_ptr<Writer> w(
+      new Writer(driver, clock, std::max(batch_cap, 1), std::move(task_refs)));
   Result<std::unique_ptr<sql::Conn>> conn = driver.Connect(sql::Role::kWriter);
   if (!conn.ok()) return conn.status();
   w->conn_ = std::move(*conn);
@@ -202,7 +204,7 @@ Writer::Next Writer::RunBatch(Batch& batch, StoreStats& delta, Status& st) {
 // deferred. A failure is kept in the unit's ops and returned.
 Status Writer::RunUnit(std::span<WriteOp* const> unit, TimePoint now, NodeFacts& nodes,
                        StoreStats& delta) {
-  WriteTxn txn(*conn_, now, nodes_, nodes, delta);
+  WriteTxn txn(*conn_, now, nodes_, nodes, *task_refs_, delta);
   std::deque<FenceAnswer> fences = AskFences(txn, unit);
   for (WriteOp* op : unit) {
     if (op->fence()) txn.set_epoch(op->fence()->epoch);

@@ -123,11 +123,17 @@ class Writer {
  public:
   static constexpr int kMaxConflictRetries = 8;
   static constexpr std::chrono::microseconds kMaxLinger{1000};
+  // Task refs remembered for the events' locked read (task_ref_hints.h):
+  // about 6 MB at most, some seconds of a busy center's new tasks.
+  static constexpr size_t kTaskRefHints = 1 << 16;
 
   // Connects as the writer (kUnavailable if it cannot), then starts the
   // thread. `driver` and `clock` must outlive the writer.
+  // `task_refs`: the hints this writer reads and adds to (shared by a
+  // store's writers; not null).
   static Result<std::unique_ptr<Writer>> Start(sql::Driver& driver, const Clock& clock,
-                                               int batch_cap);
+                                               int batch_cap,
+                                               std::shared_ptr<TaskRefHints> task_refs);
   // Drains the queue, then stops the thread.
   ~Writer();
 
@@ -147,8 +153,9 @@ class Writer {
   using Batch = std::deque<std::unique_ptr<WriteOp>>;
   enum class Next { kDone, kRetry, kReconnect };
 
-  Writer(sql::Driver& driver, const Clock& clock, int batch_cap)
-      : driver_(driver), clock_(clock), batch_cap_(batch_cap) {}
+  Writer(sql::Driver& driver, const Clock& clock, int batch_cap,
+         std::shared_ptr<TaskRefHints> task_refs)
+      : driver_(driver), clock_(clock), batch_cap_(batch_cap), task_refs_(std::move(task_refs)) {}
   void Loop();
   Batch TakeBatch();
   Status RunWithRetries(Batch& batch, StoreStats& delta);
@@ -166,6 +173,7 @@ class Writer {
   // Writer-thread-only state.
   std::unique_ptr<sql::Conn> conn_;  // null while disconnected
   NodeFacts nodes_;                  // committed node facts
+  std::shared_ptr<TaskRefHints> task_refs_;  // shared with the store's other writers
   size_t last_ops_ = 0;              // ops in the last transaction
   std::chrono::steady_clock::duration last_run_{};  // and how long it took
 
