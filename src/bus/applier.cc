@@ -159,8 +159,19 @@ Result<std::string> CheckEvent(TaskDirectory& tasks, const Event& e) {
 Settled BatchApplier::Poison(const Delivery& d, const std::string& reason) {
   if (d.deliveries < max_deliver_) return {Disposition::kRetry, 0, {}, reason};
   Status s = book_.Park(d.event, reason, d.deliveries);
-  if (!s.ok()) return {Disposition::kRetry, 0, {}, "cannot park: " + s.message()};
+  if (!s.ok()) {
+    Settled retry{Disposition::kRetry, 0, {}, "cannot park: " + s.message()};
+    retry.transient = s.code() == StatusCode::kUnavailable;
+    return retry;
+  }
   return {Disposition::kDeadLettered, 0, {}, reason};
+}
+
+Settled BatchApplier::StoreError(const Delivery& d, const Status& s) {
+  if (s.code() == StatusCode::kUnavailable) {
+    return {Disposition::kRetry, 0, {}, "store unavailable: " + s.message(), true};
+  }
+  return Poison(d, "store error: " + s.message());
 }
 
 PendingApply BatchApplier::Begin(const std::vector<Delivery>& batch) {
@@ -171,7 +182,7 @@ PendingApply BatchApplier::Begin(const std::vector<Delivery>& batch) {
   for (size_t i = 0; i < batch.size(); ++i) {
     Result<std::string> why = CheckEvent(tasks_, batch[i].event);
     if (!why.ok()) {
-      p.out[i] = Poison(batch[i], "store error: " + why.status().message());
+      p.out[i] = StoreError(batch[i], why.status());
     } else if (!why->empty()) {
       p.out[i] = Poison(batch[i], *why);
     } else {
@@ -225,7 +236,7 @@ void BatchApplier::SettleOp(const std::vector<Delivery>& batch, const std::vecto
   for (size_t k = 0; k < idx.size(); ++k) {
     size_t i = idx[k];
     if (!r.ok()) {
-      out[i] = Poison(batch[i], "store error: " + r.status().message());
+      out[i] = StoreError(batch[i], r.status());
       continue;
     }
     auto it = r->acked_seq.find(batch[i].event.node_id);

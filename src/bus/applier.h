@@ -11,6 +11,11 @@
 //    commit merges partitions). A failed commit makes every event a retry;
 //    once an event reached max_deliver the batch is applied one event at a
 //    time so only the culprit is parked.
+//  - A store that cannot be reached (kUnavailable: down, restarting, in
+//    recovery) is not the event's fault: its events are retried for as long
+//    as the outage lasts and never parked for it (chaos seed 234913738, a
+//    PostgreSQL restart, parked a valid SUCCEEDED after 5 deliveries in
+//    0.75 s). Only the other errors count toward max_deliver.
 //  - Parking (DeadLetterBook) adds the letter once per event_id: an agent
 //    that resends a parked event after a reconnect does not park it twice.
 //
@@ -18,12 +23,13 @@
 // BatchApplier keeps no state of its own, so one thread may Begin an op while
 // another Finishes an earlier one.
 
+#include <algorithm>
+#include <chrono>
 #include <cstdint>
 #include <future>
 #include <mutex>
 #include <set>
 #include <string>
-#include <chrono>
 #include <unordered_map>
 #include <unordered_set>
 #include <vector>
@@ -103,7 +109,17 @@ struct Settled {
   uint64_t acked_seq = 0;  // kCommitted: node's high-water mark after commit
   store::Outcome outcome = store::Outcome::kApplied;  // kCommitted: the store's
   std::string reason;      // kRetry / kDeadLettered: why
+  // kRetry: the store could not be reached (kUnavailable), which says
+  // nothing of the event. Such a retry never counts toward max_deliver.
+  bool transient = false;
 };
+
+// How many times redeliver_delay is doubled before delivery `deliveries`+1
+// of a retried event: once per delivery, up to 1024x. A store outage's
+// retries stop at 32x, so events flow again soon after the store is back.
+inline int RetryShift(int deliveries, bool transient) {
+  return std::min(deliveries - 1, transient ? 5 : 10);
+}
 
 // An Apply in flight: the poison check's verdicts and the store op of the
 // healthy events, not yet waited for.
@@ -152,7 +168,11 @@ class BatchApplier {
   std::vector<Settled> Finish(const std::vector<Delivery>& batch, PendingApply p);
 
  private:
+  // A retry below max_deliver, else the event parked.
   Settled Poison(const Delivery& d, const std::string& reason);
+  // A store error: a transient retry when the store is unreachable, else
+  // Poison.
+  Settled StoreError(const Delivery& d, const Status& s);
   // One store op of deliveries `idx`, in that order.
   std::future<Result<store::ApplyResult>> Submit(const std::vector<Delivery>& batch,
                                                  const std::vector<size_t>& idx);

@@ -23,7 +23,8 @@
 //    growing delay); a consumer that dies before its commit leaves the events
 //    to be redelivered (JetStream) or resent by the agent (embedded).
 //  - Dead letters: an event that is malformed, names an unknown (task, node),
-//    or fails to commit max_deliver times is parked with StateStore::
+//    or fails to commit max_deliver times (a store that cannot be reached
+//    does not count: its events wait for it) is parked with StateStore::
 //    AddDeadLetter (reason + delivery count), the alert sink is told, and the
 //    partition keeps flowing. A parked event is NOT consumed in the store: its
 //    sequence number stays open, so the node's acked_seq stops below it until

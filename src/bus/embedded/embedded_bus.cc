@@ -390,7 +390,7 @@ void EmbeddedBus::Settle(Partition& p, std::vector<Item>& batch,
     for (size_t i = 0; i < batch.size(); ++i) {
       if (settled[i].disposition == Disposition::kRetry) {
         Item& it = batch[i];
-        int shift = std::min(it.delivery.deliveries - 1, 10);
+        int shift = RetryShift(it.delivery.deliveries, settled[i].transient);
         it.not_before = std::chrono::steady_clock::now() + options_.redeliver_delay * (1 << shift);
         ++it.delivery.deliveries;
         retry.push_back(std::move(it));

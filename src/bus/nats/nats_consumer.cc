@@ -169,10 +169,12 @@ void PartitionConsumer::Settle(const std::vector<HeldMsg>& held,
     }
     counted.resize(h.count, false);
     bool retry = false;
+    bool transient = true;  // every retry in h is a store outage's
     for (size_t k = 0; k < h.count; ++k) {
       const Settled& s = settled[h.first + k];
       if (s.disposition == Disposition::kRetry) {
         retry = true;
+        transient = transient && s.transient;
       } else if (!counted[k]) {
         counted[k] = true;
         ++stats_.applied;
@@ -182,7 +184,7 @@ void PartitionConsumer::Settle(const std::vector<HeldMsg>& held,
     if (retry) {
       stats_.applied_unacked += Trues(counted);
       partial_[h.stream_seq] = std::move(counted);
-      int shift = std::min(h.delivered - 1, 10);
+      int shift = RetryShift(h.delivered, transient);
       int64_t delay_ns = options_.redeliver_delay.count() * kNanosPerMicro * (1LL << shift);
       natsMsg_NakWithDelay(h.msg, delay_ns / 1'000'000, nullptr);  // ms
       continue;

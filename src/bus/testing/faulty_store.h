@@ -3,8 +3,9 @@
 // FaultyStore: a real StateStore with faults on its write path, for bus tests
 // that need a store commit to fail or to stay in flight. Everything else is
 // passed through unchanged.
-//  - fail_next_applies(n): the next n ApplyAsync calls fail (kUnavailable)
-//    without reaching the store, as a commit that rolled back.
+//  - fail_next_applies(n, code): the next n ApplyAsync calls fail (with
+//    `code`, kUnavailable unless told) without reaching the store, as a
+//    commit that rolled back.
 //  - hold_applies(): ApplyAsync results are withheld (the inner store has
 //    committed them) until release_applies(); the futures are deferred, so
 //    the waiter's get() blocks until then.
@@ -26,7 +27,10 @@ class FaultyStore final : public store::StateStore {
  public:
   explicit FaultyStore(store::StateStore& inner) : inner_(inner) { release_applies(); }
 
-  void fail_next_applies(int n) { fail_ = n; }
+  void fail_next_applies(int n, StatusCode code = StatusCode::kUnavailable) {
+    fail_code_ = code;
+    fail_ = n;
+  }
   void hold_applies() {
     std::lock_guard<std::mutex> lock(mu_);
     gate_ = std::make_shared<std::promise<void>>();
@@ -62,7 +66,7 @@ class FaultyStore final : public store::StateStore {
     if (fail_.fetch_sub(1) > 0) {
       ++failed_;
       std::promise<Result<store::ApplyResult>> p;
-      p.set_value(Status::Unavailable("injected store failure"));
+      p.set_value(Status(fail_code_.load(), "injected store failure"));
       return p.get_future();
     }
     fail_ = 0;
@@ -190,6 +194,7 @@ class FaultyStore final : public store::StateStore {
  private:
   store::StateStore& inner_;
   std::atomic<int> fail_{0};
+  std::atomic<StatusCode> fail_code_{StatusCode::kUnavailable};
   std::atomic<int> failed_{0};
   mutable std::mutex mu_;
   std::vector<size_t> sizes_;                         // guarded by mu_
