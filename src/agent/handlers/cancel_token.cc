@@ -17,7 +17,19 @@ std::string_view StopReasonName(StopReason reason) {
   return "unknown";
 }
 
-CancelToken::CancelToken() : event_fd_(eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) {}
+namespace {
+
+// The counter stays non-zero: nobody reads it, so poll() keeps seeing the fd
+// readable for every waiter, now and later.
+void Signal(int fd) {
+  uint64_t one = 1;
+  ssize_t n = write(fd, &one, sizeof(one));
+  (void)n;  // EAGAIN only if the counter is already huge: still readable.
+}
+
+}  // namespace
+
+CancelToken::CancelToken() = default;
 
 CancelToken::~CancelToken() {
   if (event_fd_ >= 0) close(event_fd_);
@@ -25,20 +37,27 @@ CancelToken::~CancelToken() {
 
 bool CancelToken::Trip(StopReason reason) {
   if (reason == StopReason::kNone) return false;
+  int fd;
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (reason_ != StopReason::kNone) return false;
     reason_ = reason;
+    fd = event_fd_;  // -1 if not made yet: wait_fd() then signals it itself
   }
   cv_.notify_all();
-  if (event_fd_ >= 0) {
-    // The counter stays non-zero: nobody reads it, so poll() keeps seeing
-    // the fd readable for every waiter, now and later.
-    uint64_t one = 1;
-    ssize_t n = write(event_fd_, &one, sizeof(one));
-    (void)n;  // EAGAIN only if the counter is already huge: still readable.
-  }
+  if (fd >= 0) Signal(fd);
   return true;
+}
+
+int CancelToken::wait_fd() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!fd_made_) {
+    fd_made_ = true;
+    event_fd_ = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+    // Tripped before anyone asked: readable from the start.
+    if (event_fd_ >= 0 && reason_ != StopReason::kNone) Signal(event_fd_);
+  }
+  return event_fd_;
 }
 
 StopReason CancelToken::reason() const {

@@ -45,14 +45,17 @@ class CancelToken {
 
   // A file descriptor that becomes readable once the token trips, for poll()
   // loops. Owned by the token; valid for its lifetime. -1 if eventfd failed
-  // (callers then fall back to their poll timeout).
-  int wait_fd() const { return event_fd_; }
+  // (callers then fall back to their poll timeout). Made on the first call:
+  // only handlers that poll (child processes) ask, and a token per run of
+  // every other handler would cost an eventfd and a close per task.
+  int wait_fd() const;
 
  private:
   mutable std::mutex mu_;
   mutable std::condition_variable cv_;
   StopReason reason_ = StopReason::kNone;  // guarded by mu_
-  int event_fd_ = -1;
+  mutable int event_fd_ = -1;              // guarded by mu_
+  mutable bool fd_made_ = false;           // guarded by mu_: wait_fd() ran
 };
 
 // A token plus an optional deadline measured on an injected clock.
