@@ -205,7 +205,18 @@ PendingApply BatchApplier::Begin(const std::vector<Delivery>& batch) {
     return batch[i].deliveries >= max_deliver_;
   });
   if (exhausted && healthy.size() > 1) {
-    ApplyOneByOne(batch, healthy, p.out);
+    // Past max_deliver. Most often these are events that waited out a store
+    // outage (its retries count as deliveries, though they never park), so
+    // the batch is tried whole first: after a long outage every event is
+    // past max_deliver, and one commit each would slow the catch-up. Only a
+    // commit that fails for another reason is split, one event at a time,
+    // so only the culprit is parked.
+    Result<store::ApplyResult> whole = Submit(batch, healthy).get();
+    if (whole.ok() || whole.status().code() == StatusCode::kUnavailable) {
+      SettleOp(batch, healthy, whole, p.out);
+    } else {
+      ApplyOneByOne(batch, healthy, p.out);
+    }
     return p;
   }
   p.op = Submit(batch, healthy);

@@ -9,8 +9,9 @@
 //    sequence number stays open (see event_bus.h) and a replay can apply it.
 //  - The healthy events go to the store in one ApplyAsync (the store's group
 //    commit merges partitions). A failed commit makes every event a retry;
-//    once an event reached max_deliver the batch is applied one event at a
-//    time so only the culprit is parked.
+//    once an event reached max_deliver the batch is tried whole once more,
+//    and if that fails (not for an outage) applied one event at a time so
+//    only the culprit is parked.
 //  - A store that cannot be reached (kUnavailable: down, restarting, in
 //    recovery) is not the event's fault: its events are retried for as long
 //    as the outage lasts and never parked for it (chaos seed 234913738, a
@@ -162,8 +163,9 @@ class BatchApplier {
   // Apply in two halves, so a consumer can submit its next op while the
   // store commits this one (the store's writer commits ops in submission
   // order and merges queued ones). Begin checks the events and submits the
-  // healthy ones without waiting, except at max_deliver, where it applies
-  // them one by one and waits. Finish waits for the op; pass the same batch.
+  // healthy ones without waiting, except at max_deliver, where it waits (for
+  // the whole batch, then one event at a time if that failed other than for
+  // an outage). Finish waits for the op; pass the same batch.
   PendingApply Begin(const std::vector<Delivery>& batch);
   std::vector<Settled> Finish(const std::vector<Delivery>& batch, PendingApply p);
 

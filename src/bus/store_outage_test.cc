@@ -24,6 +24,11 @@ TEST_P(StoreOutageTest, EventsWaitOutAnOutageLongerThanMaxDeliverAndNoneIsParked
   auto accepted = bus_->Publish("n1", Batch(tasks, seq, EventType::kAccepted));
   ExpectCommitted(accepted, tasks.size());
   EXPECT_EQ(faulty_->failed(), outage) << "the outage ended before max_deliver was passed";
+  // Past max_deliver, the waiting events still commit as a batch, not in
+  // one commit each (a slow catch-up after every long outage).
+  const std::vector<size_t> ops = faulty_->applies();
+  ASSERT_GT(ops.size(), static_cast<size_t>(outage));
+  EXPECT_LT(ops.size() - outage, tasks.size()) << "applied one event at a time after the outage";
   auto succeeded = bus_->Publish("n1", Batch(tasks, seq, EventType::kSucceeded));
   ExpectCommitted(succeeded, tasks.size());
   ExpectAllSucceeded(tasks, seq);
@@ -53,6 +58,27 @@ TEST_P(StoreOutageTest, ACommitThatKeepsFailingForAnotherReasonIsParkedAtMaxDeli
       << (*letters)[0].reason;
   ASSERT_EQ(alerts().size(), 1u);
   EXPECT_EQ(alerts()[0].kind, "dead_letter");
+}
+
+// Past max_deliver a batch is tried whole first; when that fails other than
+// for an outage it is still split, so one failing commit parks one event.
+TEST_P(StoreOutageTest, PastMaxDeliverAFailingBatchIsSplitAndOnlyOneEventParked) {
+  options_.partitions = 1;
+  OpenFaultyBus();
+  const auto tasks = Tasks(4);
+  CreateDispatched(tasks, "n1");
+  // Every delivery up to max_deliver fails, then the whole batch once more,
+  // then the first event applied alone.
+  faulty_->fail_next_applies(options_.max_deliver + 1, StatusCode::kInternal);
+  uint64_t seq = 0;
+  Result<PublishAck> r = PublishWait("n1", Batch(tasks, seq, EventType::kAccepted));
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->dead_lettered, 1u);
+  EXPECT_EQ(r->committed, tasks.size() - 1);
+  Result<std::vector<store::DeadLetter>> letters = store_->ListDeadLetters(0, 10);
+  ASSERT_TRUE(letters.ok()) << letters.status().ToString();
+  ASSERT_EQ(letters->size(), 1u);
+  EXPECT_EQ((*letters)[0].deliveries, options_.max_deliver);
 }
 
 INSTANTIATE_TEST_SUITE_P(Backends, StoreOutageTest,
