@@ -5,6 +5,16 @@
 namespace apollo::bench {
 
 void BenchSink::OnDurableEvent(const Event& event) {
+  Note(event);
+  if (forward_.load() && session_ != nullptr) session_->OnDurableEvent(event);
+}
+
+void BenchSink::OnDurableEvents(const std::vector<Event>& events) {
+  for (const Event& e : events) Note(e);
+  if (forward_.load() && session_ != nullptr) session_->OnDurableEvents(events);
+}
+
+void BenchSink::Note(const Event& event) {
   if (event.type == EventType::kSucceeded) {
     succeeded_.fetch_add(1);
     // Executor threads may report out of seq order: keep the maximum.
@@ -23,7 +33,6 @@ void BenchSink::OnDurableEvent(const Event& event) {
       t.succeeded_seq = event.sequence_number;
     }
   }
-  if (forward_.load() && session_ != nullptr) session_->OnDurableEvent(event);
 }
 
 std::optional<TaskTimes> BenchSink::Times(const std::string& task_id) const {

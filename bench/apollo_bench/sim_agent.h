@@ -25,6 +25,7 @@
 #include <optional>
 #include <string>
 #include <unordered_map>
+#include <vector>
 
 #include "agent/event_sink.h"
 #include "agent/executor.h"
@@ -54,12 +55,15 @@ class BenchSink final : public agent::EventSink {
   void SetTrack(bool on) { track_.store(on); }
 
   void OnDurableEvent(const Event& event) override;
+  void OnDurableEvents(const std::vector<Event>& events) override;
 
   uint64_t succeeded() const { return succeeded_.load(); }
   uint64_t last_succeeded_seq() const { return last_succeeded_seq_.load(); }
   std::optional<TaskTimes> Times(const std::string& task_id) const;
 
  private:
+  void Note(const Event& event);
+
   const Clock& clock_;
   agent::Session* session_ = nullptr;
   std::atomic<bool> forward_{true};

@@ -88,7 +88,7 @@ Status Executor::LogBatch(std::vector<Event> events) {
       table_.ApplyEvent(events[i]);
     }
   }
-  for (const Event& e : events) sink_.OnDurableEvent(e);
+  sink_.OnDurableEvents(events);
   events_since_checkpoint_.fetch_add(events.size());
   MaybeCheckpoint();
   return Status::Ok();
@@ -98,24 +98,65 @@ void Executor::EndBurstLocked(bool& bursting) {
   if (!bursting) return;
   bursting = false;
   --bursting_;
-  sync_cv_.notify_one();
+  // Nothing left unsynced (LogFinal reported it): the syncer, if it waits
+  // for this burst, finds that at its gather deadline; no wake-up for it.
+  if (!unsynced_.empty()) sync_cv_.notify_one();
+}
+
+Result<uint64_t> Executor::QueueInWal(Event& e) {
+  std::vector<Event> one;
+  one.push_back(e);
+  auto q = wal_.QueueEvents(std::move(one));
+  if (!q.ok()) return q.status();
+  e.sequence_number = q->seqs.front();
+  return q->ticket;
 }
 
 void Executor::LogQueued(Event e) {
+  bool wake_syncer = false;
   {
     std::shared_lock<std::shared_mutex> cp(checkpoint_mu_);
-    std::vector<Event> one;
-    one.push_back(e);
-    auto q = wal_.QueueEvents(std::move(one));
+    Result<uint64_t> ticket = QueueInWal(e);
     // As for Log: the WAL is unusable, and the task stays claimed.
-    if (!q.ok()) return;
-    e.sequence_number = q->seqs.front();
+    if (!ticket.ok()) return;
     std::lock_guard<std::mutex> lock(mu_);
-    unsynced_.push_back({std::move(e), q->ticket});
+    // Only the first of a burst wakes the syncer: then it waits for the
+    // burst's end (EndBurstLocked), and more would only wake it for nothing.
+    wake_syncer = unsynced_.empty();
+    unsynced_.push_back({std::move(e), *ticket});
     // Shutdown stops the syncer only after the workers, the only callers.
     if (!syncer_.joinable()) syncer_ = std::thread([this] { SyncLoop(); });
   }
-  sync_cv_.notify_one();
+  if (wake_syncer) sync_cv_.notify_one();
+  events_since_checkpoint_.fetch_add(1);
+  MaybeCheckpoint();
+}
+
+void Executor::LogFinal(Event e) {
+  std::vector<Event> report;
+  {
+    std::shared_lock<std::shared_mutex> cp(checkpoint_mu_);
+    Result<uint64_t> ticket = QueueInWal(e);
+    // As for Log: the WAL is unusable, and the task stays claimed.
+    if (!ticket.ok() || !wal_.AwaitDurable(*ticket).ok()) return;
+    std::lock_guard<std::mutex> lock(mu_);
+    // Group commits are durable in ticket order: every event queued under
+    // this ticket or an earlier one (any worker's) is durable now. Taken
+    // and applied under one lock, so Checkpoint never sees one in neither.
+    std::vector<Unsynced> later;
+    for (Unsynced& u : unsynced_) {
+      if (u.ticket <= *ticket) {
+        table_.ApplyEvent(u.event);
+        report.push_back(std::move(u.event));
+      } else {
+        later.push_back(std::move(u));
+      }
+    }
+    unsynced_.swap(later);
+    table_.ApplyEvent(e);
+    report.push_back(std::move(e));
+  }
+  sink_.OnDurableEvents(report);
   events_since_checkpoint_.fetch_add(1);
   MaybeCheckpoint();
 }
@@ -128,6 +169,7 @@ void Executor::SyncLoop() {
     // A worker still in its burst adds more, and its last Log writes them
     // all with one fdatasync: wait for that, but never long.
     sync_cv_.wait_for(lock, kSyncGather, [this] { return syncer_stop_ || bursting_ == 0; });
+    if (unsynced_.empty()) continue;  // the burst's LogFinal reported them
     std::vector<Unsynced> batch;
     batch.swap(unsynced_);
     syncing_ = batch.size();
@@ -145,7 +187,10 @@ void Executor::SyncLoop() {
     drained_cv_.notify_all();
     if (!s.ok()) continue;
     lock.unlock();
-    for (const Unsynced& u : batch) sink_.OnDurableEvent(u.event);
+    std::vector<Event> events;
+    events.reserve(batch.size());
+    for (Unsynced& u : batch) events.push_back(std::move(u.event));
+    sink_.OnDurableEvents(events);
     lock.lock();
   }
 }
@@ -453,7 +498,7 @@ void Executor::Execute(const std::shared_ptr<Run>& run, bool& bursting) {
     // reported FAILED(interrupted) when the agent restarts on a healthy log.
     // It also writes this worker's queued events, if any: the burst ends
     // only after, so the syncer does not race it with a second fdatasync.
-    (void)Log(std::move(final_event));
+    LogFinal(std::move(final_event));
     std::lock_guard<std::mutex> lock(mu_);
     EndBurstLocked(bursting);
   }

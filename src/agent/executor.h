@@ -156,6 +156,16 @@ class Executor {
   // and a long handler delays the report of the task before it by at most
   // kSyncGather.
   void LogQueued(Event e);
+  // Queues `e` in the WAL without waiting (its seq set) and returns its
+  // WAL ticket. checkpoint_mu_ held shared.
+  Result<uint64_t> QueueInWal(Event& e);
+  // Log for a worker's final event when nothing more is queued: one group
+  // commit writes it and whatever LogQueued put in the WAL before it (the
+  // burst just ended), and all of them are reported in one sink call,
+  // earliest first. So a burst's final events reach the center in one
+  // message, not two (the last one's, then the syncer's), and the syncer
+  // finds nothing left to do.
+  void LogFinal(Event e);
   void SyncLoop();
   void WorkerLoop();
   // Runs `run` and logs its final event. `bursting`: this worker's own flag,
