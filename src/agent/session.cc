@@ -146,16 +146,31 @@ bool Session::SleepFor(Duration d) {
   return !stop_;
 }
 
-void Session::OnDurableEvent(const Event& event) {
-  if (!connected_.load()) return;  // resent from the WAL on reconnect
-  std::lock_guard<std::mutex> lock(mu_);
-  if (event.type != EventType::kAccepted) {
-    events_urgent_ = true;
-  } else if (pending_events_.empty()) {
-    held_since_ = std::chrono::steady_clock::now();
+void Session::OnDurableEvent(const Event& event) { OnDurableEvents({event}); }
+
+void Session::OnDurableEvents(const std::vector<Event>& events) {
+  if (events.empty() || !connected_.load()) return;  // resent from the WAL on reconnect
+  bool wake = false;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    // The writer needs waking only when what it waits for changes: the
+    // first pending event (it then sleeps until that one's hold ends at
+    // most), or the first that is more than an ACCEPTED (it sends at once).
+    // A wake for every event was a futex call, often a context switch, for
+    // nothing.
+    if (pending_events_.empty()) {
+      held_since_ = std::chrono::steady_clock::now();
+      wake = true;
+    }
+    for (const Event& e : events) {
+      if (e.type != EventType::kAccepted && !events_urgent_) {
+        events_urgent_ = true;
+        wake = true;
+      }
+      pending_events_.push_back(e);
+    }
   }
-  pending_events_.push_back(event);
-  cv_.notify_all();
+  if (wake) cv_.notify_all();
 }
 
 void Session::Enqueue(AgentMessage msg) {
@@ -278,7 +293,8 @@ Session::SessionEnd Session::RunSession(apollo::v1::AgentGateway::Stub& stub,
     context_ = std::make_unique<grpc::ClientContext>();
     ctx = context_.get();
   }
-  std::unique_ptr<Stream> stream = stub.Connect(ctx);
+  auto stream = std::make_unique<SessionStream>(
+      stub, ctx, [this](const CenterMessage& m) { return HandleInline(m); });
   AgentMessage hello;
   auto* h = hello.mutable_hello();
   h->set_node_id(options_.node_id);
@@ -293,7 +309,10 @@ Session::SessionEnd Session::RunSession(apollo::v1::AgentGateway::Stub& stub,
   h->set_acked_seq(wal_.acked_seq());
   if (executor_ && executor_->conservative()) h->set_mode(apollo::v1::AGENT_MODE_CONSERVATIVE);
   CenterMessage welcome;
-  if (!stream->Write(hello) || !stream->Read(&welcome) || !welcome.has_welcome()) {
+  stream->Start(std::move(hello));
+  const bool read = stream->Read(&welcome);
+  if (!read || !welcome.has_welcome()) {
+    if (read) ctx->TryCancel();  // it sent something else first: no session
     grpc::Status st = stream->Finish();
     if (std::optional<std::string> leader = NotLeaderRefusal(st)) {
       end.not_leader = true;  // Loop says so, knowing where it goes next
@@ -372,6 +391,7 @@ Session::SessionEnd Session::RunSession(apollo::v1::AgentGateway::Stub& stub,
   // often (orchestrator/heartbeat_pace.h).
   heartbeat_us_.store(options_.heartbeat_interval.count());
   SetHeartbeatPace(welcome.welcome().heartbeat_interval_ms());
+  stream->EnableInline();  // the session is set up: acks may come now
   std::thread writer([this, s = stream.get(), sync_interval] { WriterLoop(s, sync_interval); });
   CenterMessage msg;
   while (stream->Read(&msg)) Handle(msg);
@@ -459,7 +479,7 @@ void Session::SetHeartbeatPace(int64_t interval_ms) {
   heartbeat_us_.store(d.count());
 }
 
-void Session::WriterLoop(Stream* stream, Duration sync_interval) {
+void Session::WriterLoop(SessionStream* stream, Duration sync_interval) {
   auto heartbeat = [this] { return Duration(heartbeat_us_.load()); };
   TimePoint next_heartbeat = clock_.Now() + heartbeat();
   TimePoint next_snapshot = clock_.Now() + sync_interval;
@@ -537,6 +557,19 @@ void Session::WriterLoop(Stream* stream, Duration sync_interval) {
       if (!stream->Write(Heartbeat())) return;
       next_heartbeat = clock_.Now() + heartbeat();
     }
+  }
+}
+
+bool Session::HandleInline(const CenterMessage& msg) {
+  switch (msg.msg_case()) {
+    case CenterMessage::kAck:
+    case CenterMessage::kHeartbeatPace:
+    case CenterMessage::kSnapshotAck:
+    case CenterMessage::kSnapshotRequest:
+      Handle(msg);
+      return true;
+    default:
+      return false;
   }
 }
 

@@ -37,6 +37,7 @@
 #include "agent/event_sink.h"
 #include "agent/executor.h"
 #include "agent/session_monitor.h"
+#include "agent/session_stream.h"
 #include "agent/wal/wal.h"
 #include "apollo/v1/agent.grpc.pb.h"
 #include "tls/tls_files.h"
@@ -121,10 +122,9 @@ class Session final : public EventSink {
   // EventSink: queues the event for the live stream (dropped while
   // disconnected: it stays in the WAL and is resent on reconnect).
   void OnDurableEvent(const Event& event) override;
+  void OnDurableEvents(const std::vector<Event>& events) override;
 
  private:
-  using Stream = grpc::ClientReaderWriter<apollo::v1::AgentMessage, apollo::v1::CenterMessage>;
-
   // How one RunSession ended: what Loop needs to choose the next address.
   struct SessionEnd {
     bool accepted = false;    // the center took the Hello: a session ran
@@ -138,12 +138,15 @@ class Session final : public EventSink {
   SessionEnd RunSession(apollo::v1::AgentGateway::Stub& stub, const std::string& address);
   // Writes events, snapshots and heartbeats (every heartbeat_us_) until
   // stopped.
-  void WriterLoop(Stream* stream, Duration sync_interval);
+  void WriterLoop(SessionStream* stream, Duration sync_interval);
   // The center named this heartbeat interval (ms; <= 0: keep the current).
   void SetHeartbeatPace(int64_t interval_ms);
   // A snapshot is due and not held back by test_snapshot_delay.
   bool SnapshotReady() const;
   void Handle(const apollo::v1::CenterMessage& msg);
+  // The messages handled on gRPC's thread as they arrive (SessionStream):
+  // acks and other bookkeeping that never blocks. False for the rest.
+  bool HandleInline(const apollo::v1::CenterMessage& msg);
   void Enqueue(apollo::v1::AgentMessage msg);
   apollo::v1::AgentMessage BuildSnapshot() const;
   // Leaves conservative mode once backlog and snapshot are acknowledged.

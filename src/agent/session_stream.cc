@@ -1,0 +1,122 @@
+#include "agent/session_stream.h"
+
+namespace apollo::agent {
+
+using apollo::v1::AgentMessage;
+using apollo::v1::CenterMessage;
+
+SessionStream::SessionStream(apollo::v1::AgentGateway::Stub& stub, grpc::ClientContext* ctx,
+                             InlineHandler handle_inline)
+    : handle_inline_(std::move(handle_inline)) {
+  stub.async()->Connect(ctx, this);
+}
+
+void SessionStream::Start(AgentMessage first) {
+  // Writes come from the session's writer thread, outside any reaction:
+  // the hold keeps the call (and OnDone) open until Finish says no more
+  // will come.
+  AddHold();
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    out_.push_back(std::move(first));
+    writing_ = true;
+  }
+  StartWrite(&out_.front());
+  StartRead(&in_);
+  StartCall();
+}
+
+void SessionStream::OnReadDone(bool ok) {
+  if (!ok) {
+    std::lock_guard<std::mutex> lock(mu_);
+    read_ended_ = true;
+    cv_.notify_all();
+    return;
+  }
+  bool inline_on = false;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    inline_on = inline_on_;
+  }
+  if (!inline_on || !handle_inline_ || !handle_inline_(in_)) {
+    std::lock_guard<std::mutex> lock(mu_);
+    inbox_.push_back(std::move(in_));
+    cv_.notify_all();
+  }
+  in_.Clear();
+  StartRead(&in_);
+}
+
+void SessionStream::EnableInline() {
+  std::lock_guard<std::mutex> lock(mu_);
+  inline_on_ = true;
+}
+
+bool SessionStream::Read(CenterMessage* msg) {
+  std::unique_lock<std::mutex> lock(mu_);
+  cv_.wait(lock, [this] { return !inbox_.empty() || read_ended_; });
+  if (inbox_.empty()) return false;
+  *msg = std::move(inbox_.front());
+  inbox_.pop_front();
+  return true;
+}
+
+bool SessionStream::Write(AgentMessage msg) {
+  {
+    std::unique_lock<std::mutex> lock(mu_);
+    cv_.wait(lock, [this] { return out_.size() < kMaxQueued || write_failed_ || done_; });
+    if (write_failed_ || done_) return false;
+    out_.push_back(std::move(msg));
+    if (writing_) return true;
+    writing_ = true;
+  }
+  WriteFront();
+  return true;
+}
+
+void SessionStream::WriteFront() {
+  // out_.front() stays where it is until its OnWriteDone pops it (a deque
+  // keeps its elements in place as it grows at the back).
+  AgentMessage* front;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    front = &out_.front();
+  }
+  StartWrite(front);
+}
+
+void SessionStream::OnWriteDone(bool ok) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    out_.pop_front();
+    cv_.notify_all();  // a Write waiting for room
+    if (!ok) {
+      write_failed_ = true;
+      writing_ = false;
+      out_.clear();
+      return;
+    }
+    if (out_.empty()) {
+      writing_ = false;
+      return;
+    }
+  }
+  WriteFront();
+}
+
+void SessionStream::OnDone(const grpc::Status& status) {
+  std::lock_guard<std::mutex> lock(mu_);
+  status_ = status;
+  done_ = true;
+  read_ended_ = true;
+  cv_.notify_all();
+}
+
+grpc::Status SessionStream::Finish() {
+  RemoveHold();
+  std::unique_lock<std::mutex> lock(mu_);
+  cv_.wait(lock, [this] { return done_; });
+  return status_;
+}
+
+}  // namespace apollo::agent
