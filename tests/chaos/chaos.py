@@ -822,11 +822,26 @@ class Faults:
         self.last_fault_end = time.time()
 
 
+def wal_log_end(data):
+    """Where the records of a segment's bytes end: the agent keeps zeros
+    written past the log's end (docs/wal_format.md, preallocation), so the
+    file's end is not the log's. Walks the record headers (length at offset
+    4, a non-zero type at 8); a zero type is the preallocated space."""
+    pos = 0
+    while pos + 24 <= len(data):
+        length = int.from_bytes(data[pos + 4:pos + 8], "little")
+        if data[pos + 8] == 0 or pos + 24 + length > len(data):
+            break
+        pos += 24 + length
+    return pos
+
+
 def tear_wal_tail(wal_dir, nbytes, junk_seed):
     """A torn tail: the last write of a dead process only partly on disk.
-    Appends a partial record (a valid-looking prefix of garbage) to the newest
-    segment; nothing acknowledged is touched, so recovery must truncate it
-    and lose nothing."""
+    Writes a partial record (a valid-looking prefix of garbage) where the
+    newest segment's log ends, over its preallocated zeros (or past the end
+    of the file); nothing acknowledged is touched, so recovery must truncate
+    it and lose nothing."""
     try:
         segs = sorted(f for f in os.listdir(wal_dir) if f.startswith("wal-") and f.endswith(".log"))
     except FileNotFoundError:
@@ -834,7 +849,8 @@ def tear_wal_tail(wal_dir, nbytes, junk_seed):
     if not segs:
         return
     junk = random.Random(junk_seed).randbytes(nbytes)
-    with open(os.path.join(wal_dir, segs[-1]), "ab") as f:
+    with open(os.path.join(wal_dir, segs[-1]), "r+b") as f:
+        f.seek(wal_log_end(f.read()))
         f.write(junk)
         f.flush()
         os.fsync(f.fileno())

@@ -124,17 +124,17 @@ Result<std::string> ReadFile(const std::string& path, uint64_t limit) {
   return data;
 }
 
-Result<UniqueFd> CreateAppendFile(const std::string& path) {
-  UniqueFd fd(::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_APPEND | O_CLOEXEC, 0644));
+Result<UniqueFd> CreateNewFile(const std::string& path) {
+  UniqueFd fd(::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644));
   if (!fd.valid()) {
     return ErrnoStatus(errno, "create " + path);
   }
   return fd;
 }
 
-Status WriteAll(int fd, const char* data, size_t n, const std::string& path) {
+Status PwriteAll(int fd, const char* data, size_t n, uint64_t offset, const std::string& path) {
   while (n > 0) {
-    ssize_t w = ::write(fd, data, n);
+    ssize_t w = ::pwrite(fd, data, n, static_cast<off_t>(offset));
     if (w < 0 && errno == EINTR) {
       continue;
     }
@@ -143,6 +143,24 @@ Status WriteAll(int fd, const char* data, size_t n, const std::string& path) {
     }
     data += w;
     n -= static_cast<size_t>(w);
+    offset += static_cast<uint64_t>(w);
+  }
+  return Status::Ok();
+}
+
+Status WriteZeros(int fd, uint64_t from, uint64_t to, const std::string& path) {
+  static const std::string kZeros(64 << 10, '\0');
+  while (from < to) {
+    const size_t n = static_cast<size_t>(std::min<uint64_t>(kZeros.size(), to - from));
+    APOLLO_RETURN_IF_ERROR(PwriteAll(fd, kZeros.data(), n, from, path));
+    from += n;
+  }
+  return Status::Ok();
+}
+
+Status TruncateFd(int fd, uint64_t size, const std::string& path) {
+  if (::ftruncate(fd, static_cast<off_t>(size)) != 0) {
+    return ErrnoStatus(errno, "truncate " + path);
   }
   return Status::Ok();
 }

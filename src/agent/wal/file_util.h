@@ -53,11 +53,20 @@ Result<std::vector<std::string>> ListDir(const std::string& dir);
 // The whole file, or its first `limit` bytes.
 Result<std::string> ReadFile(const std::string& path, uint64_t limit = UINT64_MAX);
 
-// Creates a new file for appending (O_EXCL: it must not exist).
-Result<UniqueFd> CreateAppendFile(const std::string& path);
+// Creates a new file for writing (O_EXCL: it must not exist). Not
+// O_APPEND: a segment is written at explicit offsets (PwriteAll), since it
+// holds preallocated zeros past the log's end.
+Result<UniqueFd> CreateNewFile(const std::string& path);
 
-// write(2) until all of `data` is written.
-Status WriteAll(int fd, const char* data, size_t n, const std::string& path);
+// pwrite(2) of all of `data` at `offset`.
+Status PwriteAll(int fd, const char* data, size_t n, uint64_t offset, const std::string& path);
+
+// Writes zero bytes over [from, to) (really written, not fallocate'd: an
+// unwritten extent would still need a metadata update at its first write).
+Status WriteZeros(int fd, uint64_t from, uint64_t to, const std::string& path);
+
+// ftruncate(2), without a sync.
+Status TruncateFd(int fd, uint64_t size, const std::string& path);
 
 Status DataSync(int fd, const std::string& path);
 

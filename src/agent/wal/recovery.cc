@@ -96,6 +96,13 @@ Status RecoverSegment(const std::string& dir, uint64_t index, bool newest, Recov
     log->report.bytes_truncated = data->size() - scan.valid_end;
     APOLLO_RETURN_IF_ERROR(TruncateFile(path, scan.valid_end));
     seg.size = scan.valid_end;
+  } else if (scan.zero_tail) {
+    // Zeros the writer preallocated past the log's end: nothing lost. The
+    // newest segment is cut to its records, as a clean Close leaves it.
+    seg.size = scan.valid_end;
+    if (newest) {
+      APOLLO_RETURN_IF_ERROR(TruncateFile(path, scan.valid_end));
+    }
   }
   if (newest && seg.size == 0) {
     return RemoveFile(path);  // a segment created, never written

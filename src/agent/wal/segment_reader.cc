@@ -96,6 +96,10 @@ SegmentScan ScanSegment(std::string_view data,
       scan.valid_end = pos;
       continue;
     }
+    if (data.find_first_not_of('\0', pos) == std::string_view::npos) {
+      scan.zero_tail = true;  // preallocated space: the log ends here
+      break;
+    }
     uint64_t next = Resync(data, pos, p);
     scan.damaged.push_back({pos, next - pos, Reason(p)});
     if (next == data.size()) {

@@ -42,6 +42,10 @@ struct SegmentScan {
   // True if the data ends in a damaged range (bytes after valid_end that are
   // not a record): a torn tail if this is the newest segment.
   bool damaged_tail = false;
+  // True if the data ends in zero bytes right where a record could start:
+  // space the writer preallocated that the log has not reached (a clean
+  // end, not damage; Wal keeps zeros written ahead of its appends).
+  bool zero_tail = false;
 };
 
 // Calls on_record for every valid record in order.

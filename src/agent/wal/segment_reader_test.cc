@@ -110,13 +110,28 @@ TEST(SegmentReader, LengthWithForgedHeaderChecksumStillResyncs) {
   EXPECT_EQ(scan.damaged[0].length, b.offsets[4] - b.offsets[3]);
 }
 
-TEST(SegmentReader, ZeroFilledTailIsDamagedTail) {
+TEST(SegmentReader, ZeroFilledTailIsACleanEnd) {
+  // What the writer's preallocation leaves after a crash: records, then zeros.
   Built b = BuildSegment(3);
   SegmentScan scan;
   std::vector<uint64_t> seqs = ScanSeqs(b.data + std::string(4096, '\0'), &scan);
   EXPECT_EQ(seqs.size(), 3u);
-  EXPECT_TRUE(scan.damaged_tail);
+  EXPECT_TRUE(scan.zero_tail);
+  EXPECT_FALSE(scan.damaged_tail);
+  EXPECT_TRUE(scan.damaged.empty());
   EXPECT_EQ(scan.valid_end, b.data.size());
+}
+
+TEST(SegmentReader, PartRecordThenZerosIsATornTail) {
+  // A batch torn in preallocated space: part of a record, then the zeros.
+  Built b = BuildSegment(4);
+  std::string data = b.data.substr(0, b.offsets[3] + 10) + std::string(4096, '\0');
+  SegmentScan scan;
+  std::vector<uint64_t> seqs = ScanSeqs(data, &scan);
+  EXPECT_EQ(seqs, (std::vector<uint64_t>{1, 2, 3}));
+  EXPECT_TRUE(scan.damaged_tail);
+  EXPECT_FALSE(scan.zero_tail);
+  EXPECT_EQ(scan.valid_end, b.offsets[3]);
 }
 
 TEST(SegmentReader, ZeroRunInTheMiddleIsOneDamagedRegion) {

@@ -71,9 +71,10 @@ Result<std::unique_ptr<Wal>> Wal::Open(const std::string& dir, const WalOptions&
   std::string prefix;
   APOLLO_RETURN_IF_ERROR(wal->StartSegment(next_index, wal->last_seq_, wal->acked_seq_, &prefix));
   APOLLO_RETURN_IF_ERROR(
-      WriteAll(wal->active_fd_.get(), prefix.data(), prefix.size(), wal->active_path_));
+      PwriteAll(wal->active_fd_.get(), prefix.data(), prefix.size(), 0, wal->active_path_));
   APOLLO_RETURN_IF_ERROR(DataSync(wal->active_fd_.get(), wal->active_path_));
   wal->active_size_ = prefix.size();
+  wal->active_end_ = prefix.size();
   {
     std::lock_guard<std::mutex> l(wal->mu_);
     wal->segments_.back().size = prefix.size();
@@ -107,7 +108,12 @@ Status Wal::Close() {
     // ACKs, records of calls racing with us) goes in one last batch, and
     // kLeaderBit stays set, so nothing is written after it.
     AcquireLeadership();
-    (void)LeadCommit(/*closing=*/true);
+    const uint64_t published = LeadCommit(/*closing=*/true);
+    if ((published & kFailedBit) == 0 && active_end_ > active_size_) {
+      // The preallocated zeros go: a closed log ends at its last record.
+      // (Space only: a reader takes a zero tail for a clean end anyway.)
+      (void)TruncateFd(active_fd_.get(), active_size_, active_path_);
+    }
     active_fd_ = UniqueFd();
     lock_fd_ = UniqueFd();  // closing the descriptor releases the flock
     closed_ = true;
@@ -118,7 +124,7 @@ Status Wal::Close() {
 
 Status Wal::StartSegment(uint64_t index, uint64_t last_seq, uint64_t acked, std::string* prefix) {
   std::string path = JoinPath(dir_, SegmentFileName(index));
-  Result<UniqueFd> fd = CreateAppendFile(path);
+  Result<UniqueFd> fd = CreateNewFile(path);
   if (!fd.ok()) {
     return fd.status();
   }
@@ -128,6 +134,7 @@ Status Wal::StartSegment(uint64_t index, uint64_t last_seq, uint64_t acked, std:
   active_path_ = std::move(path);
   active_index_ = index;
   active_size_ = 0;
+  active_end_ = 0;
   AppendRecord(prefix, RecordType::kSegmentHeader, last_seq,
                EncodeSegmentHeader({index, last_seq, acked}));
   std::lock_guard<std::mutex> l(mu_);
@@ -392,20 +399,39 @@ Status Wal::WriteBatch(const Batch& batch) {
   std::string prefix;
   if (active_size_ >= options_.segment_size) {
     // The active segment is already synced (every batch is), so rotating
-    // needs no extra fdatasync of the old file.
+    // needs no extra fdatasync of the old file. Its preallocated zeros go
+    // (space only: a reader takes a zero tail for a clean end anyway).
+    if (active_end_ > active_size_) {
+      (void)TruncateFd(active_fd_.get(), active_size_, active_path_);
+    }
     APOLLO_RETURN_IF_ERROR(
         StartSegment(active_index_ + 1, written_last_seq_, batch.acked, &prefix));
   }
+  uint64_t end = active_size_;
   if (!prefix.empty()) {
-    APOLLO_RETURN_IF_ERROR(WriteAll(active_fd_.get(), prefix.data(), prefix.size(), active_path_));
+    APOLLO_RETURN_IF_ERROR(
+        PwriteAll(active_fd_.get(), prefix.data(), prefix.size(), end, active_path_));
+    end += prefix.size();
   }
   APOLLO_RETURN_IF_ERROR(
-      WriteAll(active_fd_.get(), batch.data.data(), batch.data.size(), active_path_));
+      PwriteAll(active_fd_.get(), batch.data.data(), batch.data.size(), end, active_path_));
+  end += batch.data.size();
+  if (end > active_end_) {
+    // This batch grew the file: write the next chunk of zeros with it (one
+    // fdatasync for both), so the batches after it overwrite space the file
+    // has (kPreallocBytes). Never past the segment size: it rotates there.
+    const uint64_t zeros_to =
+        std::max(end, std::min<uint64_t>(end + kPreallocBytes, options_.segment_size));
+    if (zeros_to > end) {
+      APOLLO_RETURN_IF_ERROR(WriteZeros(active_fd_.get(), end, zeros_to, active_path_));
+    }
+    active_end_ = zeros_to;
+  }
   auto sync_start = std::chrono::steady_clock::now();
   APOLLO_RETURN_IF_ERROR(sync_for_test_ ? sync_for_test_(active_fd_.get(), active_path_)
                                         : DataSync(active_fd_.get(), active_path_));
   last_sync_time_ = std::chrono::steady_clock::now() - sync_start;
-  active_size_ += prefix.size() + batch.data.size();
+  active_size_ = end;
   written_last_seq_ = batch.last_seq;
   return Status::Ok();
 }

@@ -146,7 +146,10 @@ struct FailureReport {
 
 [[noreturn]] void FailingChildMain(const std::string& dir, int fd) {
   signal(SIGXFSZ, SIG_IGN);  // get EFBIG instead of being killed
-  rlimit lim{64 << 10, 64 << 10};
+  // Past the first chunk of preallocated zeros (Wal keeps them ahead of the
+  // log), so the failure comes when the log needs the next chunk.
+  const rlim_t max_file = kPreallocBytes + (64 << 10);
+  rlimit lim{max_file, max_file};
   if (setrlimit(RLIMIT_FSIZE, &lim) != 0) {
     _exit(3);
   }

@@ -5,10 +5,11 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
-#include <cstdlib>
-#include <cstdio>
-#include <chrono>
 #include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
 #include <set>
 #include <thread>
 
@@ -108,6 +109,83 @@ TEST(Wal, RotatesAndReadsEverySegment) {
     EXPECT_EQ((*events)[i].sequence_number, i + 1);
   }
   EXPECT_EQ(*wal->AppendEvent(MakeEvent(0)), 201u);
+}
+
+TEST(Wal, AppendsOverwritePreallocatedZerosAndACrashImageRecoversCleanly) {
+  TempDir tmp;
+  ManualClock clock;
+  auto wal = OpenOrDie(tmp.path(), {}, clock);
+  ASSERT_TRUE(wal);
+  ASSERT_TRUE(wal->AppendEvent(MakeEvent(0)).ok());
+  std::vector<std::string> files = SegmentFiles(tmp.path());
+  ASSERT_EQ(files.size(), 1u);
+  const std::string path = tmp.Sub(files[0]);
+  const uint64_t size = std::filesystem::file_size(path);
+  EXPECT_GE(size, 1u << 20);  // the first batch wrote the next chunk of zeros too
+  for (int i = 1; i < 50; ++i) {
+    ASSERT_TRUE(wal->AppendEvent(MakeEvent(i)).ok());
+    // Every later batch overwrites zeros: its fdatasync has no size to write.
+    ASSERT_EQ(std::filesystem::file_size(path), size) << "after event " << i;
+  }
+
+  // A crash now leaves the file as it is (all 50 are durable): copied
+  // elsewhere, it must recover every event and report no damage.
+  TempDir crashed;
+  std::filesystem::copy_file(path, crashed.Sub(files[0]));
+  {
+    auto reopened = OpenOrDie(crashed.path(), {}, clock);
+    ASSERT_TRUE(reopened);
+    const RecoveryReport& rep = reopened->recovery_report();
+    EXPECT_EQ(rep.bytes_truncated, 0u) << rep.ToString();
+    EXPECT_TRUE(rep.corrupt_regions.empty()) << rep.ToString();
+    EXPECT_EQ(rep.last_seq, 50u);
+    Result<std::vector<Event>> unacked = reopened->ReadUnacked();
+    ASSERT_TRUE(unacked.ok());
+    EXPECT_EQ(unacked->size(), 50u);
+    EXPECT_EQ(*reopened->AppendEvent(MakeEvent(50)), 51u);
+    ASSERT_TRUE(reopened->Close().ok());
+  }
+  // Recovery cut the crashed segment to its records.
+  std::string recovered = testing::ReadAll(crashed.Sub(files[0]));
+  ASSERT_FALSE(recovered.empty());
+  SegmentScan scan = ScanSegment(recovered, [](const ScannedRecord&) {});
+  EXPECT_EQ(scan.valid_end, recovered.size());
+
+  // A clean Close leaves no zeros either.
+  ASSERT_TRUE(wal->Close().ok());
+  std::string closed = testing::ReadAll(path);
+  EXPECT_LT(closed.size(), size);
+  scan = ScanSegment(closed, [](const ScannedRecord&) {});
+  EXPECT_EQ(scan.valid_end, closed.size());
+  EXPECT_FALSE(scan.zero_tail);
+}
+
+TEST(Wal, PreallocationStopsAtTheSegmentSize) {
+  TempDir tmp;
+  ManualClock clock;
+  WalOptions opts;
+  opts.segment_size = 4096;
+  auto wal = OpenOrDie(tmp.path(), opts, clock);
+  ASSERT_TRUE(wal);
+  for (int i = 0; i < 100; ++i) {
+    ASSERT_TRUE(wal->AppendEvent(MakeEvent(i)).ok());
+    // A segment rotates at segment_size; one batch may end past it, never
+    // the zeros.
+    for (const std::string& f : SegmentFiles(tmp.path())) {
+      std::string data = testing::ReadAll(tmp.Sub(f));
+      SegmentScan scan = ScanSegment(data, [](const ScannedRecord&) {});
+      EXPECT_LE(data.size(), std::max<uint64_t>(opts.segment_size, scan.valid_end)) << f;
+    }
+  }
+  EXPECT_GT(SegmentFiles(tmp.path()).size(), 2u);
+  // Segments left behind by a rotation hold no zeros.
+  std::vector<std::string> files = SegmentFiles(tmp.path());
+  for (size_t k = 0; k + 1 < files.size(); ++k) {
+    std::string data = testing::ReadAll(tmp.Sub(files[k]));
+    SegmentScan scan = ScanSegment(data, [](const ScannedRecord&) {});
+    EXPECT_EQ(scan.valid_end, data.size()) << files[k];
+  }
+  ASSERT_TRUE(wal->Close().ok());
 }
 
 TEST(Wal, AppendEventsIsOneGroupCommitAndAllOrNothing) {
