@@ -93,7 +93,11 @@ Status RecoverSegment(const std::string& dir, uint64_t index, bool newest, Recov
   if (newest && scan.damaged_tail) {
     // Everything after the last valid record was never acknowledged as
     // durable (it was being written when the process or machine died).
-    log->report.bytes_truncated = data->size() - scan.valid_end;
+    // Counted up to the last non-zero byte: the zeros preallocated past
+    // the torn write held nothing (see Wal's kPreallocBytes).
+    const size_t last = data->find_last_not_of('\0');
+    const uint64_t written = last == std::string::npos ? 0 : last + 1;
+    log->report.bytes_truncated = std::max(written, scan.valid_end) - scan.valid_end;
     APOLLO_RETURN_IF_ERROR(TruncateFile(path, scan.valid_end));
     seg.size = scan.valid_end;
   } else if (scan.zero_tail) {

@@ -80,11 +80,11 @@ struct WalOptions {
 // Zeros written ahead of the log in the active segment (never past the
 // segment size). A batch that overwrites space the file already has leaves
 // its size alone, so its fdatasync writes the data and no inode (on a
-// journalling filesystem: no journal commit). On this project's 2-core VM
-// (4 KiB writes, BENCHMARKS.md "the WAL's preallocated zeros"): 157-162 us an fdatasync
-// instead of 209-255, 36 us of CPU instead of 55, 2 context switches
-// instead of 3. The file grows once a chunk: that batch writes the next
-// chunk of zeros too. docs/wal_format.md, "Preallocation".
+// journalling filesystem: no journal commit). The file grows once a chunk:
+// that batch writes the next chunk of zeros too. Measured in BENCHMARKS.md
+// ("the WAL's preallocated zeros"): one writer's append p50 97-107 us
+// instead of 136-157, 16 writers' records/s up 20-40 %. docs/wal_format.md,
+// "Preallocation".
 inline constexpr uint64_t kPreallocBytes = 1 << 20;
 
 // Upper bounds, in seconds, of WalStats' fdatasync duration buckets.

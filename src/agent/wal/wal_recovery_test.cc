@@ -89,6 +89,23 @@ TEST_F(WalRecoveryTest, TornTailIsTruncatedAndAppendsContinue) {
   EXPECT_EQ(UnackedSeqs(*wal), Range(1, 10));
 }
 
+TEST_F(WalRecoveryTest, ATornWriteInPreallocatedZerosCountsOnlyItsOwnBytes) {
+  WriteEvents(10);
+  std::string path = Seg(SegmentFiles(tmp_.path())[0]);
+  std::vector<uint64_t> offsets = RecordOffsets(path);
+  std::string data = ReadAll(path);
+  // The last event only partly written, then the zeros a crash leaves.
+  uint64_t cut = offsets.back() + 30;
+  WriteAllBytes(path, data.substr(0, cut) + std::string(1 << 20, '\0'));
+
+  auto wal = Reopen();
+  ASSERT_TRUE(wal);
+  EXPECT_EQ(wal->recovery_report().bytes_truncated, 30u);
+  EXPECT_TRUE(wal->recovery_report().corrupt_regions.empty());
+  EXPECT_EQ(ReadAll(path).size(), offsets.back());  // zeros and the torn record cut
+  EXPECT_EQ(UnackedSeqs(*wal), Range(1, 9));
+}
+
 TEST_F(WalRecoveryTest, GarbageTailIsTruncated) {
   WriteEvents(3);
   std::string path = Seg(SegmentFiles(tmp_.path())[0]);
