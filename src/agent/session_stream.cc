@@ -30,31 +30,23 @@ void SessionStream::OnReadDone(bool ok) {
   if (!ok) {
     std::lock_guard<std::mutex> lock(mu_);
     read_ended_ = true;
-    cv_.notify_all();
+    inbox_cv_.notify_all();
     return;
   }
-  bool inline_on = false;
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    inline_on = inline_on_;
-  }
-  if (!inline_on || !handle_inline_ || !handle_inline_(in_)) {
+  if (!inline_on_.load() || !handle_inline_ || !handle_inline_(in_)) {
     std::lock_guard<std::mutex> lock(mu_);
     inbox_.push_back(std::move(in_));
-    cv_.notify_all();
+    inbox_cv_.notify_all();
   }
   in_.Clear();
   StartRead(&in_);
 }
 
-void SessionStream::EnableInline() {
-  std::lock_guard<std::mutex> lock(mu_);
-  inline_on_ = true;
-}
+void SessionStream::EnableInline() { inline_on_.store(true); }
 
 bool SessionStream::Read(CenterMessage* msg) {
   std::unique_lock<std::mutex> lock(mu_);
-  cv_.wait(lock, [this] { return !inbox_.empty() || read_ended_; });
+  inbox_cv_.wait(lock, [this] { return !inbox_.empty() || read_ended_; });
   if (inbox_.empty()) return false;
   *msg = std::move(inbox_.front());
   inbox_.pop_front();
@@ -64,7 +56,7 @@ bool SessionStream::Read(CenterMessage* msg) {
 bool SessionStream::Write(AgentMessage msg) {
   {
     std::unique_lock<std::mutex> lock(mu_);
-    cv_.wait(lock, [this] { return out_.size() < kMaxQueued || write_failed_ || done_; });
+    room_cv_.wait(lock, [this] { return out_.size() < kMaxQueued || write_failed_ || done_; });
     if (write_failed_ || done_) return false;
     out_.push_back(std::move(msg));
     if (writing_) return true;
@@ -89,7 +81,7 @@ void SessionStream::OnWriteDone(bool ok) {
   {
     std::lock_guard<std::mutex> lock(mu_);
     out_.pop_front();
-    cv_.notify_all();  // a Write waiting for room
+    room_cv_.notify_all();  // a Write waiting for room
     if (!ok) {
       write_failed_ = true;
       writing_ = false;
@@ -109,13 +101,14 @@ void SessionStream::OnDone(const grpc::Status& status) {
   status_ = status;
   done_ = true;
   read_ended_ = true;
-  cv_.notify_all();
+  inbox_cv_.notify_all();
+  room_cv_.notify_all();
 }
 
 grpc::Status SessionStream::Finish() {
   RemoveHold();
   std::unique_lock<std::mutex> lock(mu_);
-  cv_.wait(lock, [this] { return done_; });
+  room_cv_.wait(lock, [this] { return done_; });
   return status_;
 }
 

@@ -24,6 +24,7 @@
 
 #include <grpcpp/grpcpp.h>
 
+#include <atomic>
 #include <condition_variable>
 #include <deque>
 #include <functional>
@@ -71,10 +72,14 @@ class SessionStream final
   const InlineHandler handle_inline_;
   apollo::v1::CenterMessage in_;  // the read in progress (gRPC's until OnReadDone)
 
+  std::atomic<bool> inline_on_{false};
+
   std::mutex mu_;
-  std::condition_variable cv_;
+  // Two, so a write finishing never wakes the reader (it waits nearly all
+  // the time) and a message arriving never wakes a writer waiting for room.
+  std::condition_variable inbox_cv_;             // Read waits: a message or the end
+  std::condition_variable room_cv_;              // Write waits for room, Finish for OnDone
   std::deque<apollo::v1::CenterMessage> inbox_;  // guarded by mu_
-  bool inline_on_ = false;                       // guarded by mu_
   bool read_ended_ = false;                      // guarded by mu_
   std::deque<apollo::v1::AgentMessage> out_;     // guarded by mu_; front() is being written
   bool writing_ = false;                         // guarded by mu_
