@@ -109,10 +109,8 @@ Status Wal::Close() {
     // kLeaderBit stays set, so nothing is written after it.
     AcquireLeadership();
     const uint64_t published = LeadCommit(/*closing=*/true);
-    if ((published & kFailedBit) == 0 && active_end_ > active_size_) {
-      // The preallocated zeros go: a closed log ends at its last record.
-      // (Space only: a reader takes a zero tail for a clean end anyway.)
-      (void)TruncateFd(active_fd_.get(), active_size_, active_path_);
+    if ((published & kFailedBit) == 0) {
+      DropPreallocated();  // a closed log ends at its last record
     }
     active_fd_ = UniqueFd();
     lock_fd_ = UniqueFd();  // closing the descriptor releases the flock
@@ -395,15 +393,20 @@ uint64_t Wal::LeadCommit(bool closing) {
   return next;
 }
 
+void Wal::DropPreallocated() {
+  // Space only: a reader takes a zero tail for a clean end anyway, so a
+  // failure here costs nothing but the zeros.
+  if (active_end_ > active_size_) {
+    (void)TruncateFd(active_fd_.get(), active_size_, active_path_);
+  }
+}
+
 Status Wal::WriteBatch(const Batch& batch) {
   std::string prefix;
   if (active_size_ >= options_.segment_size) {
     // The active segment is already synced (every batch is), so rotating
-    // needs no extra fdatasync of the old file. Its preallocated zeros go
-    // (space only: a reader takes a zero tail for a clean end anyway).
-    if (active_end_ > active_size_) {
-      (void)TruncateFd(active_fd_.get(), active_size_, active_path_);
-    }
+    // needs no extra fdatasync of the old file.
+    DropPreallocated();
     APOLLO_RETURN_IF_ERROR(
         StartSegment(active_index_ + 1, written_last_seq_, batch.acked, &prefix));
   }

@@ -251,6 +251,9 @@ class Wal final {
   // of splitting into two alternating cohorts. Requires mu_ held (`lock`).
   void GatherLocked(std::unique_lock<std::mutex>& lock);
   Status WriteBatch(const Batch& batch);
+  // Cuts the active segment's preallocated zeros off (leaving a segment, or
+  // closing). Called holding kLeaderBit.
+  void DropPreallocated();
   Status UsableLocked() const;
   // The checks both MarkAcked flavours share: the WAL is usable and `seq`
   // was assigned. False: nothing to do (at or below the watermark).

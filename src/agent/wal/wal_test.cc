@@ -148,14 +148,14 @@ TEST(Wal, AppendsOverwritePreallocatedZerosAndACrashImageRecoversCleanly) {
   // Recovery cut the crashed segment to its records.
   std::string recovered = testing::ReadAll(crashed.Sub(files[0]));
   ASSERT_FALSE(recovered.empty());
-  SegmentScan scan = ScanSegment(recovered, [](const ScannedRecord&) {});
+  SegmentScan scan = testing::Scan(recovered);
   EXPECT_EQ(scan.valid_end, recovered.size());
 
   // A clean Close leaves no zeros either.
   ASSERT_TRUE(wal->Close().ok());
   std::string closed = testing::ReadAll(path);
   EXPECT_LT(closed.size(), size);
-  scan = ScanSegment(closed, [](const ScannedRecord&) {});
+  scan = testing::Scan(closed);
   EXPECT_EQ(scan.valid_end, closed.size());
   EXPECT_FALSE(scan.zero_tail);
 }
@@ -173,7 +173,7 @@ TEST(Wal, PreallocationStopsAtTheSegmentSize) {
     // the zeros.
     for (const std::string& f : SegmentFiles(tmp.path())) {
       std::string data = testing::ReadAll(tmp.Sub(f));
-      SegmentScan scan = ScanSegment(data, [](const ScannedRecord&) {});
+      SegmentScan scan = testing::Scan(data);
       EXPECT_LE(data.size(), std::max<uint64_t>(opts.segment_size, scan.valid_end)) << f;
     }
   }
@@ -182,7 +182,7 @@ TEST(Wal, PreallocationStopsAtTheSegmentSize) {
   std::vector<std::string> files = SegmentFiles(tmp.path());
   for (size_t k = 0; k + 1 < files.size(); ++k) {
     std::string data = testing::ReadAll(tmp.Sub(files[k]));
-    SegmentScan scan = ScanSegment(data, [](const ScannedRecord&) {});
+    SegmentScan scan = testing::Scan(data);
     EXPECT_EQ(scan.valid_end, data.size()) << files[k];
   }
   ASSERT_TRUE(wal->Close().ok());

@@ -80,6 +80,11 @@ inline std::vector<uint64_t> RecordOffsets(const std::string& path) {
   return offsets;
 }
 
+// The scan of a segment's bytes (records only counted, not kept).
+inline SegmentScan Scan(const std::string& data) {
+  return ScanSegment(data, [](const ScannedRecord&) {});
+}
+
 inline Event MakeEvent(int i, const std::string& node = "node-1") {
   Event e;
   e.task_id = "task-" + std::to_string(i % 7);
