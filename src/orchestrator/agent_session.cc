@@ -32,6 +32,11 @@ void SessionHandle::Close(grpc::Status status) {
   if (session_ != nullptr) session_->End(std::move(status));
 }
 
+void SessionHandle::HoldExpired() {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (session_ != nullptr) session_->OnHoldExpired();
+}
+
 void SessionHandle::Detach() {
   std::lock_guard<std::mutex> lock(mu_);
   session_ = nullptr;
@@ -202,6 +207,7 @@ void AgentSession::Handle(const AgentMessage& msg) {
         read_on = ++batches_in_flight_ < kMaxBatchesInFlight;
         read_paused_ = !read_on;
       }
+      Answered();
       auto handle = handle_;
       host_.OnEvents(handle_, std::move(batch), [handle](uint64_t acked) {
         if (acked > 0) {
@@ -230,55 +236,106 @@ void AgentSession::Enqueue(CenterMessage msg) {
         this,
         SilenceLimitFor(std::chrono::milliseconds(msg.heartbeat_pace().heartbeat_interval_ms())));
   }
+  bool cut = false;
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (finished_) return;
-    // The Welcome is the first message the agent reads: anything the host
-    // sends before it (the session is the node's from OnHello on: a
-    // HeartbeatPace to every session, a Cancel) waits and follows it. An
-    // agent reading something else first drops the session.
-    if (!welcomed_) {
-      if (!msg.has_welcome()) {
-        if (early_.size() < kMaxEarlyMessages) early_.push_back(std::move(msg));
-        return;
-      }
+    if (welcomed_) {
+      cut = !SendLocked(std::move(msg));
+    } else if (!msg.has_welcome()) {
+      // The Welcome is the first message the agent reads: anything the host
+      // sends before it (the session is the node's from OnHello on: a
+      // HeartbeatPace to every session, a Cancel) waits and follows it. An
+      // agent reading something else first drops the session.
+      if (early_.size() < kMaxEarlyMessages) early_.push_back(std::move(msg));
+      return;
+    } else {
       welcomed_ = true;
-    }
-    const size_t bytes = msg.ByteSizeLong();
-    const size_t cap = static_cast<size_t>(bounds_.max_outbound_bytes);
-    // One message alone is always let through (the cap is far above the
-    // largest, see core/wire_limits.h); a queue that keeps growing is not.
-    if (cap == 0 || out_.empty() || out_bytes_ + bytes <= cap) {
-      out_bytes_ += bytes;
-      out_.push_back(Outgoing{std::move(msg), bytes});
+      cut = !PushLocked(std::move(msg));
       for (CenterMessage& m : early_) {  // after the Welcome, in their order
-        const size_t b = m.ByteSizeLong();
-        out_bytes_ += b;
-        out_.push_back(Outgoing{std::move(m), b});
+        if (!cut) cut = !PushLocked(std::move(m));
       }
       early_.clear();
-      if (!writing_) {
-        writing_ = true;
-        StartWrite(&out_.front().msg);
-      }
-      return;
     }
-    // The peer stopped reading. Keep only the message gRPC is writing.
-    cut_off_ = "the peer stopped reading: " + std::to_string(out_bytes_ + bytes) +
-               " bytes waiting to be sent, over the cap of " + std::to_string(cap) +
-               " (limits.session_outbound_mib); stream cut off (it reconnects and resends)";
-    while (out_.size() > (writing_ ? 1u : 0u)) {
-      out_bytes_ -= out_.back().bytes;
-      out_.pop_back();
-    }
-    finished_ = true;
-    Finish(grpc::Status(grpc::StatusCode::RESOURCE_EXHAUSTED, cut_off_));
   }
   // A peer that does not read would never receive the status either:
   // cancel the stream so the transport drops what it still holds. (The
   // reactor is alive: Enqueue runs under SessionHandle's lock or on a
   // reaction, and OnDone waits for both.)
-  ctx_->TryCancel();
+  if (cut) ctx_->TryCancel();
+}
+
+bool AgentSession::SendLocked(CenterMessage msg) {
+  if (msg.has_intents()) {
+    std::optional<CenterMessage> now = hold_.Offer(std::move(msg));
+    if (hold_.holding()) ArmHoldLocked();
+    return !now || PushLocked(std::move(*now));
+  }
+  // Acks and paces are about the agent's own events and liveness; anything
+  // else (a Cancel of a held intent, say) must find the intents sent.
+  if (!msg.has_ack() && !msg.has_heartbeat_pace()) {
+    if (auto held = hold_.Release(); held && !PushLocked(std::move(*held))) return false;
+  }
+  return PushLocked(std::move(msg));
+}
+
+bool AgentSession::PushLocked(CenterMessage msg) {
+  if (finished_) return true;  // ended already: nothing more goes out
+  const size_t bytes = msg.ByteSizeLong();
+  const size_t cap = static_cast<size_t>(bounds_.max_outbound_bytes);
+  // One message alone is always let through (the cap is far above the
+  // largest, see core/wire_limits.h); a queue that keeps growing is not.
+  if (cap == 0 || out_.empty() || out_bytes_ + bytes <= cap) {
+    out_bytes_ += bytes;
+    out_.push_back(Outgoing{std::move(msg), bytes});
+    if (!writing_) {
+      writing_ = true;
+      StartWrite(&out_.front().msg);
+    }
+    return true;
+  }
+  // The peer stopped reading. Keep only the message gRPC is writing.
+  cut_off_ = "the peer stopped reading: " + std::to_string(out_bytes_ + bytes) +
+             " bytes waiting to be sent, over the cap of " + std::to_string(cap) +
+             " (limits.session_outbound_mib); stream cut off (it reconnects and resends)";
+  while (out_.size() > (writing_ ? 1u : 0u)) {
+    out_bytes_ -= out_.back().bytes;
+    out_.pop_back();
+  }
+  finished_ = true;
+  Finish(grpc::Status(grpc::StatusCode::RESOURCE_EXHAUSTED, cut_off_));
+  return false;
+}
+
+void AgentSession::ArmHoldLocked() {
+  if (hold_armed_) return;  // the armed alarm releases whatever is held when it fires
+  hold_armed_ = true;
+  // A fresh alarm each time (the last one has fired). Its callback holds
+  // the handle, not the session: after OnDone it finds nothing to do.
+  hold_alarm_ = std::make_unique<grpc::Alarm>();
+  hold_alarm_->Set(std::chrono::system_clock::now() + bounds_.intent_hold_limit,
+                   [handle = handle_](bool fired) {
+                     if (fired) handle->HoldExpired();
+                   });
+}
+
+void AgentSession::OnHoldExpired() {
+  bool cut = false;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    hold_armed_ = false;
+    if (auto held = hold_.Release()) cut = !PushLocked(std::move(*held));
+  }
+  if (cut) ctx_->TryCancel();
+}
+
+void AgentSession::Answered() {
+  bool cut = false;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (auto held = hold_.Answered()) cut = !PushLocked(std::move(*held));
+  }
+  if (cut) ctx_->TryCancel();
 }
 
 void AgentSession::OnWriteDone(bool ok) {

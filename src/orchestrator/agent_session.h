@@ -27,6 +27,11 @@
 // sent after its batch committed, in that order (acks are cumulative: a
 // batch that fails to commit ends the stream before any later ack).
 //
+// Coalescing: while the agent has not answered the last intent message it
+// was sent (no EventBatch read since), new intents wait and go out together
+// when it answers, or after SessionBounds::intent_hold_limit (intent_hold.h). Acks and
+// heartbeat paces overtake held intents; any other message goes after them.
+//
 // Bounds (SessionBounds, set by the gateway): the stream holds one of the
 // gateway's stream slots until it ends; it must say Hello within the
 // gateway's Hello deadline or it is ended with DEADLINE_EXCEEDED; once past
@@ -46,6 +51,7 @@
 //
 // Thread-safety: Send* may be called from any thread.
 
+#include <grpcpp/alarm.h>
 #include <grpcpp/grpcpp.h>
 
 #include <atomic>
@@ -59,6 +65,7 @@
 #include "apollo/v1/agent.grpc.pb.h"
 #include "orchestrator/concurrency_limit.h"
 #include "orchestrator/hello_deadlines.h"
+#include "orchestrator/intent_hold.h"
 #include "orchestrator/peer_identity.h"
 #include "orchestrator/silence_watch.h"
 
@@ -81,6 +88,8 @@ class SessionHandle {
   // Ends the stream with `status` (the agent reconnects and resends what is
   // not acknowledged). No-op if the stream is gone.
   void Close(grpc::Status status);
+  // Intents held this long (the agent answered nothing): sends them.
+  void HoldExpired();
   // Set once the center reconciled the agent's snapshot after Hello; only
   // then is the agent handed new work (hello -> backlog -> snapshot ->
   // intents, in that order).
@@ -146,6 +155,7 @@ struct SessionBounds {
   HelloDeadlines* hello = nullptr;              // null: no Hello deadline
   SilenceWatch* silence = nullptr;              // null: never ended for silence
   int64_t max_outbound_bytes = 0;               // 0: unbounded
+  Duration intent_hold_limit = kIntentHoldLimit;  // intent_hold.h
 };
 
 class AgentSession final
@@ -175,6 +185,14 @@ class AgentSession final
   std::optional<std::chrono::steady_clock::time_point> LastHeard() const override;
   void SilenceTimedOut(Duration silent) override;
   void Enqueue(apollo::v1::CenterMessage msg);  // any thread
+  // Both with mu_ held. False: the stream was cut off (the outbound queue
+  // passed its cap) and the caller must cancel it, outside mu_.
+  bool SendLocked(apollo::v1::CenterMessage msg);  // through the intent hold
+  bool PushLocked(apollo::v1::CenterMessage msg);  // straight to the queue
+  void ArmHoldLocked();
+  void OnHoldExpired();
+  // An EventBatch arrived: held intents go now.
+  void Answered();
   void Handle(const apollo::v1::AgentMessage& msg);
   void ReadNext();
   void OnBatchCommitted();
@@ -202,6 +220,9 @@ class AgentSession final
   bool read_paused_ = false;   // guarded by mu_: at the bound, no read outstanding
   bool welcomed_ = false;      // guarded by mu_: the Welcome is queued
   std::deque<apollo::v1::CenterMessage> early_;  // guarded by mu_: sent before it
+  IntentHold hold_;                              // guarded by mu_
+  bool hold_armed_ = false;                      // guarded by mu_: hold_alarm_ has not fired yet
+  std::unique_ptr<grpc::Alarm> hold_alarm_;      // guarded by mu_
   // When the last message arrived (or reading resumed), steady clock ns.
   std::atomic<int64_t> heard_ns_{0};
 };

@@ -185,11 +185,8 @@ void Orchestrator::SendOutbox(Outbox& out) {
   // Queued intents for one node go out in as few messages as fit, high priority first
   // (after an outage the backlog drains in priority order).
   for (auto& [node_id, intents] : out) {
-    auto rank = [](const apollo::v1::Intent& i) {
-      return i.priority() == apollo::v1::PRIORITY_HIGH ? 0 : i.priority() == apollo::v1::PRIORITY_LOW ? 2 : 1;
-    };
     std::stable_sort(intents.begin(), intents.end(),
-                     [&](const auto& a, const auto& b) { return rank(a) < rank(b); });
+                     [](const auto& a, const auto& b) { return IntentRank(a) < IntentRank(b); });
     auto session = SessionFor(node_id);
     if (!session) continue;  // the ack timeout resends them
     // In messages the agent accepts (core/wire_limits.h).

@@ -47,6 +47,7 @@ grpc::ServerBidiReactor<AgentMessage, CenterMessage>* GatewayService::Connect(
   bounds.hello = &hello_;
   bounds.silence = &silence_;
   bounds.max_outbound_bytes = options_.max_outbound_bytes;
+  bounds.intent_hold_limit = options_.intent_hold_limit;
   // Deletes itself in OnDone.
   return new AgentSession(host_, IdentityOf(*ctx, options_.tls), ctx, std::move(bounds));
 }

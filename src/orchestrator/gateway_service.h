@@ -44,6 +44,8 @@ struct GatewayOptions {
   Duration silence_limit{0};  // 0: sessions are never ended for silence
   int64_t max_streams = 10'000;
   int64_t max_outbound_bytes = int64_t{64} << 20;
+  // How long intents wait for an agent that does not answer (intent_hold.h).
+  Duration intent_hold_limit = kIntentHoldLimit;
   // The server requires client certificates, so each stream's Hello must
   // match the node of its peer's certificate (peer_identity.h).
   bool tls = false;

@@ -15,6 +15,19 @@
 
 namespace apollo::orchestrator {
 
+// Sending order by priority: high 0, normal 1, low 2 (after an outage a
+// node's backlog drains high priority first).
+inline int IntentRank(const apollo::v1::Intent& intent) {
+  switch (intent.priority()) {
+    case apollo::v1::PRIORITY_HIGH:
+      return 0;
+    case apollo::v1::PRIORITY_LOW:
+      return 2;
+    default:
+      return 1;
+  }
+}
+
 std::vector<apollo::v1::CenterMessage> BatchIntents(std::vector<apollo::v1::Intent> intents,
                                                     size_t max_bytes = kIntentBatchBytes);
 

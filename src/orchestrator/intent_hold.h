@@ -1,0 +1,66 @@
+#pragma once
+
+// Nagle's rule for one session's intents: while the agent has not answered
+// the last intent message it was sent, new intents for it wait and go out
+// together, in one message, when it answers.
+//
+// Why: an agent takes each intent message with one WAL commit and answers
+// it with one EventBatch of ACCEPTED events, which the center commits and
+// acknowledges. Those costs are per message, not per intent, so a busy
+// agent that receives 20 intents in one message instead of four messages of
+// 5 does a quarter of that work (BENCHMARKS.md, "intents coalesced per
+// node"). An agent with nothing unanswered gets its intent at once: a lone
+// task's latency does not change.
+//
+// "Answered" means the session read an EventBatch from the agent: the agent
+// reads intents in order and reports their ACCEPTED events after its commit,
+// so an EventBatch says it got past (at least) what it was sent before. The
+// session bounds the wait (kIntentHoldLimit by default) for an agent that answers
+// nothing, and releases held intents before any message that must not
+// overtake them (a Cancel for a held intent, say).
+//
+// Thread-safety: none; the session calls it under its own lock.
+
+#include <chrono>
+#include <optional>
+
+#include "apollo/v1/agent.pb.h"
+#include "core/wire_limits.h"
+
+namespace apollo::orchestrator {
+
+// The longest intents wait for an agent that answers nothing (the
+// gateway's default; GatewayOptions::intent_hold_limit).
+inline constexpr std::chrono::milliseconds kIntentHoldLimit{20};
+
+class IntentHold {
+ public:
+  explicit IntentHold(size_t max_bytes = kIntentBatchBytes) : max_bytes_(max_bytes) {}
+
+  // `msg` (an IntentBatch) is to be sent. Returns what goes out now: `msg`
+  // itself if nothing is unanswered; otherwise nothing (it is held), or the
+  // held message if `msg` does not fit beside it in max_bytes (`msg` then
+  // starts the next held message).
+  std::optional<apollo::v1::CenterMessage> Offer(apollo::v1::CenterMessage msg);
+  // The agent answered: returns the held message, to go now (unanswered).
+  std::optional<apollo::v1::CenterMessage> Answered();
+  // Returns the held message, to go now (the wait limit passed, or a
+  // message that must not overtake it is next).
+  std::optional<apollo::v1::CenterMessage> Release();
+
+  bool holding() const { return held_.has_value(); }
+  // Intent messages sent and held since this hold was made.
+  int64_t messages_held() const { return messages_held_; }
+
+ private:
+  // The held message, high priority first; nothing is held afterwards.
+  apollo::v1::CenterMessage Take();
+
+  const size_t max_bytes_;
+  bool unanswered_ = false;  // an intent message went out since the last answer
+  std::optional<apollo::v1::CenterMessage> held_;
+  size_t held_bytes_ = 0;  // of held_'s IntentBatch, serialized
+  int64_t messages_held_ = 0;
+};
+
+}  // namespace apollo::orchestrator
