@@ -7,7 +7,7 @@ using apollo::v1::CenterMessage;
 
 SessionStream::SessionStream(apollo::v1::AgentGateway::Stub& stub, grpc::ClientContext* ctx,
                              InlineHandler handle_inline)
-    : handle_inline_(std::move(handle_inline)) {
+    : ctx_(ctx), handle_inline_(std::move(handle_inline)) {
   stub.async()->Connect(ctx, this);
 }
 
@@ -86,12 +86,15 @@ void SessionStream::OnWriteDone(bool ok) {
       write_failed_ = true;
       writing_ = false;
       out_.clear();
-      return;
-    }
-    if (out_.empty()) {
+    } else if (out_.empty()) {
       writing_ = false;
       return;
     }
+  }
+  if (!ok) {
+    // Nothing more can be sent on this stream: end it (see the header).
+    ctx_->TryCancel();
+    return;
   }
   WriteFront();
 }

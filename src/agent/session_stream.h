@@ -15,6 +15,12 @@
 // other small bookkeeping, never anything that touches the disk) are handled
 // on gRPC's thread as they arrive and never wake the reader.
 //
+// A write that fails ends the stream: the call is cancelled, so Read
+// returns false and the session reconnects. (Under a reconnect storm of
+// 10,000 agents, gRPC reported a failed write on a call whose reads went on:
+// the agent's writer stopped, its reader waited, and the center heard
+// nothing more until its silence limit cut the stream, minutes later.)
+//
 // Order: Start, then Read and Write from any thread (one reader, one
 // writer), then TryCancel on the context unless Read already returned
 // false, then Finish once, after the last Write returned. The object must
@@ -69,6 +75,7 @@ class SessionStream final
 
   void WriteFront();  // starts writing out_.front(); mu_ not held
 
+  grpc::ClientContext* const ctx_;
   const InlineHandler handle_inline_;
   apollo::v1::CenterMessage in_;  // the read in progress (gRPC's until OnReadDone)
 
