@@ -78,8 +78,7 @@ TEST(IntentHoldTest, AHeldMessageNeverPassesTheByteBound) {
   ASSERT_TRUE(hold.Offer(Intents({"t-000"})).has_value());
   std::vector<CenterMessage> sent;
   for (int i = 1; i <= 7; ++i) {
-    char id[8];
-    std::snprintf(id, sizeof(id), "t-%03d", i);
+    const std::string id = "t-00" + std::to_string(i);  // same size as "t-000"
     if (auto now = hold.Offer(Intents({id}))) sent.push_back(std::move(*now));
   }
   if (auto rest = hold.Release()) sent.push_back(std::move(*rest));
