@@ -202,12 +202,15 @@ void AgentSession::Handle(const AgentMessage& msg) {
       // (back-pressure, see the header). Counted before the host sees the
       // batch: its commit may finish before OnEvents returns.
       bool read_on = false;
+      bool cut = false;
       {
         std::lock_guard<std::mutex> lock(mu_);
         read_on = ++batches_in_flight_ < kMaxBatchesInFlight;
         read_paused_ = !read_on;
+        // The agent answered: held intents go now (intent_hold.h).
+        if (auto held = hold_.Answered()) cut = !PushLocked(std::move(*held));
       }
-      Answered();
+      if (cut) ctx_->TryCancel();
       auto handle = handle_;
       host_.OnEvents(handle_, std::move(batch), [handle](uint64_t acked) {
         if (acked > 0) {
@@ -325,15 +328,6 @@ void AgentSession::OnHoldExpired() {
     std::lock_guard<std::mutex> lock(mu_);
     hold_armed_ = false;
     if (auto held = hold_.Release()) cut = !PushLocked(std::move(*held));
-  }
-  if (cut) ctx_->TryCancel();
-}
-
-void AgentSession::Answered() {
-  bool cut = false;
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    if (auto held = hold_.Answered()) cut = !PushLocked(std::move(*held));
   }
   if (cut) ctx_->TryCancel();
 }

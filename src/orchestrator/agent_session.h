@@ -191,8 +191,6 @@ class AgentSession final
   bool PushLocked(apollo::v1::CenterMessage msg);  // straight to the queue
   void ArmHoldLocked();
   void OnHoldExpired();
-  // An EventBatch arrived: held intents go now.
-  void Answered();
   void Handle(const apollo::v1::AgentMessage& msg);
   void ReadNext();
   void OnBatchCommitted();

@@ -31,9 +31,8 @@ std::optional<CenterMessage> IntentHold::Offer(CenterMessage msg) {
 }
 
 std::optional<CenterMessage> IntentHold::Answered() {
-  unanswered_ = held_.has_value();
-  if (!held_) return std::nullopt;
-  return Take();
+  unanswered_ = holding();  // what goes now is unanswered in turn
+  return Release();
 }
 
 std::optional<CenterMessage> IntentHold::Release() {
