@@ -212,7 +212,10 @@ void AgentSession::Handle(const AgentMessage& msg) {
       }
       if (cut) ctx_->TryCancel();
       auto handle = handle_;
-      host_.OnEvents(handle_, std::move(batch), [handle](uint64_t acked) {
+      auto traffic = bounds_.traffic;
+      if (traffic) traffic->BatchRead();
+      host_.OnEvents(handle_, std::move(batch), [handle, traffic](uint64_t acked) {
+        if (traffic) traffic->BatchCommitted();
         if (acked > 0) {
           CenterMessage ack;
           ack.mutable_ack()->set_acked_seq(acked);
@@ -270,8 +273,14 @@ void AgentSession::Enqueue(CenterMessage msg) {
 
 bool AgentSession::SendLocked(CenterMessage msg) {
   if (msg.has_intents()) {
-    std::optional<CenterMessage> now = hold_.Offer(std::move(msg));
-    if (hold_.holding()) ArmHoldLocked();
+    SessionTraffic* traffic = bounds_.traffic.get();
+    std::optional<CenterMessage> now =
+        hold_.Offer(std::move(msg), traffic != nullptr && traffic->busy());
+    if (traffic != nullptr) traffic->IntentsOffered(hold_.last_offer());
+    if (hold_.holding()) {
+      ArmHoldLocked(hold_.why() == Held::kBusy ? bounds_.busy_hold_limit
+                                               : bounds_.intent_hold_limit);
+    }
     return !now || PushLocked(std::move(*now));
   }
   // Acks and paces are about the agent's own events and liveness; anything
@@ -289,6 +298,9 @@ bool AgentSession::PushLocked(CenterMessage msg) {
   // One message alone is always let through (the cap is far above the
   // largest, see core/wire_limits.h); a queue that keeps growing is not.
   if (cap == 0 || out_.empty() || out_bytes_ + bytes <= cap) {
+    if (msg.has_intents() && bounds_.traffic) {
+      bounds_.traffic->IntentMessageSent(msg.intents().intents_size());
+    }
     out_bytes_ += bytes;
     out_.push_back(Outgoing{std::move(msg), bytes});
     if (!writing_) {
@@ -310,13 +322,13 @@ bool AgentSession::PushLocked(CenterMessage msg) {
   return false;
 }
 
-void AgentSession::ArmHoldLocked() {
+void AgentSession::ArmHoldLocked(Duration limit) {
   if (hold_armed_) return;  // the armed alarm releases whatever is held when it fires
   hold_armed_ = true;
   // A fresh alarm each time (the last one has fired). Its callback holds
   // the handle, not the session: after OnDone it finds nothing to do.
   hold_alarm_ = std::make_unique<grpc::Alarm>();
-  hold_alarm_->Set(std::chrono::system_clock::now() + bounds_.intent_hold_limit,
+  hold_alarm_->Set(std::chrono::system_clock::now() + limit,
                    [handle = handle_](bool fired) {
                      if (fired) handle->HoldExpired();
                    });

@@ -29,7 +29,10 @@
 //
 // Coalescing: while the agent has not answered the last intent message it
 // was sent (no EventBatch read since), new intents wait and go out together
-// when it answers, or after SessionBounds::intent_hold_limit (intent_hold.h). Acks and
+// when it answers, or after SessionBounds::intent_hold_limit (intent_hold.h).
+// While the center is busy (SessionBounds::traffic: too many EventBatches of
+// all sessions committing), new intents wait even for an agent that has
+// answered, up to SessionBounds::busy_hold_limit, and go together. Acks and
 // heartbeat paces overtake held intents; any other message goes after them.
 //
 // Bounds (SessionBounds, set by the gateway): the stream holds one of the
@@ -67,6 +70,7 @@
 #include "orchestrator/hello_deadlines.h"
 #include "orchestrator/intent_hold.h"
 #include "orchestrator/peer_identity.h"
+#include "orchestrator/session_traffic.h"
 #include "orchestrator/silence_watch.h"
 
 namespace apollo::orchestrator {
@@ -156,6 +160,9 @@ struct SessionBounds {
   SilenceWatch* silence = nullptr;              // null: never ended for silence
   int64_t max_outbound_bytes = 0;               // 0: unbounded
   Duration intent_hold_limit = kIntentHoldLimit;  // intent_hold.h
+  Duration busy_hold_limit = kBusyHoldLimit;      // intent_hold.h
+  // Shared by the gateway's sessions; null: never busy, nothing counted.
+  std::shared_ptr<SessionTraffic> traffic;
 };
 
 class AgentSession final
@@ -189,7 +196,7 @@ class AgentSession final
   // passed its cap) and the caller must cancel it, outside mu_.
   bool SendLocked(apollo::v1::CenterMessage msg);  // through the intent hold
   bool PushLocked(apollo::v1::CenterMessage msg);  // straight to the queue
-  void ArmHoldLocked();
+  void ArmHoldLocked(Duration limit);
   void OnHoldExpired();
   void Handle(const apollo::v1::AgentMessage& msg);
   void ReadNext();

@@ -20,7 +20,8 @@ GatewayService::GatewayService(SessionHost& host, const Clock& clock, GatewayOpt
       options_(std::move(options)),
       streams_(options_.max_streams),
       hello_(options_.hello_timeout, clock, options_.log),
-      silence_(options_.silence_limit, options_.log) {
+      silence_(options_.silence_limit, options_.log),
+      traffic_(std::make_shared<SessionTraffic>(options_.busy_batches)) {
   hello_.Start();
   silence_.Start();
 }
@@ -48,6 +49,8 @@ grpc::ServerBidiReactor<AgentMessage, CenterMessage>* GatewayService::Connect(
   bounds.silence = &silence_;
   bounds.max_outbound_bytes = options_.max_outbound_bytes;
   bounds.intent_hold_limit = options_.intent_hold_limit;
+  bounds.busy_hold_limit = options_.busy_hold_limit;
+  bounds.traffic = traffic_;
   // Deletes itself in OnDone.
   return new AgentSession(host_, IdentityOf(*ctx, options_.tls), ctx, std::move(bounds));
 }

@@ -27,6 +27,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <string>
 
 #include "apollo/v1/agent.grpc.pb.h"
@@ -46,6 +47,11 @@ struct GatewayOptions {
   int64_t max_outbound_bytes = int64_t{64} << 20;
   // How long intents wait for an agent that does not answer (intent_hold.h).
   Duration intent_hold_limit = kIntentHoldLimit;
+  // While this many agent EventBatches (of all sessions) are committing,
+  // intents wait up to busy_hold_limit and go together (session_traffic.h,
+  // intent_hold.h); 0: never.
+  int64_t busy_batches = kBusyBatches;
+  Duration busy_hold_limit = kBusyHoldLimit;
   // The server requires client certificates, so each stream's Hello must
   // match the node of its peer's certificate (peer_identity.h).
   bool tls = false;
@@ -65,6 +71,8 @@ class GatewayService final : public apollo::v1::AgentGateway::CallbackService {
   int64_t open_streams() const { return streams_.in_use(); }
   const HelloDeadlines& hello_deadlines() const { return hello_; }
   const SilenceWatch& silence_watch() const { return silence_; }
+  // The sessions' shared load and intent message counts (for /metrics).
+  const std::shared_ptr<SessionTraffic>& traffic() const { return traffic_; }
 
  private:
   SessionHost& host_;
@@ -72,6 +80,9 @@ class GatewayService final : public apollo::v1::AgentGateway::CallbackService {
   ConcurrencyLimit streams_;
   HelloDeadlines hello_;
   SilenceWatch silence_;
+  // Shared with every session (and its commit callbacks, which may finish
+  // after the session ended).
+  const std::shared_ptr<SessionTraffic> traffic_;
 };
 
 }  // namespace apollo::orchestrator

@@ -1,7 +1,9 @@
 // The intent hold on its own, and in a session over real gRPC on
 // 127.0.0.1:0: a lone intent goes at once; intents sent while the agent has
 // not answered wait and go together when it sends events, or after the
-// hold limit when it sends nothing; a Cancel never overtakes them.
+// hold limit when it sends nothing; a Cancel never overtakes them; while
+// the center is busy even a lone intent waits, and an answer does not
+// release it: only the busy limit does.
 #include "orchestrator/intent_hold.h"
 
 #include <gtest/gtest.h>
@@ -89,6 +91,64 @@ TEST(IntentHoldTest, AHeldMessageNeverPassesTheByteBound) {
   for (const auto& m : sent) EXPECT_LE(m.intents().ByteSizeLong(), 3 * one);
 }
 
+TEST(IntentHoldTest, WhileTheCenterIsBusyALoneMessageWaitsAndAnAnswerDoesNotReleaseIt) {
+  IntentHold hold;
+  EXPECT_FALSE(hold.Offer(Intents({"a"}), /*busy=*/true).has_value());
+  EXPECT_EQ(hold.last_offer(), Held::kBusy);
+  EXPECT_EQ(hold.why(), Held::kBusy);
+  // No longer busy: it joins the held message all the same (order).
+  EXPECT_FALSE(hold.Offer(Intents({"b"}), /*busy=*/false).has_value());
+  EXPECT_EQ(hold.last_offer(), Held::kBusy);
+  EXPECT_FALSE(hold.Answered().has_value());
+  EXPECT_TRUE(hold.holding());
+  auto both = hold.Release();  // the busy limit passed
+  ASSERT_TRUE(both.has_value());
+  EXPECT_EQ(TaskIds(*both), (Ids{"a", "b"}));
+  EXPECT_EQ(hold.why(), Held::kNo);
+  // What went is unanswered: the next one waits for the answer, which
+  // releases it (not busy now).
+  EXPECT_FALSE(hold.Offer(Intents({"c"})).has_value());
+  EXPECT_EQ(hold.last_offer(), Held::kUnanswered);
+  EXPECT_EQ(hold.why(), Held::kUnanswered);
+  auto c = hold.Answered();
+  ASSERT_TRUE(c.has_value());
+  EXPECT_EQ(TaskIds(*c), Ids{"c"});
+  ASSERT_TRUE(hold.Answered().has_value() == false);
+  EXPECT_TRUE(hold.Offer(Intents({"d"})).has_value());
+  EXPECT_EQ(hold.last_offer(), Held::kNo);
+  EXPECT_EQ(hold.messages_held(), 3);
+}
+
+TEST(SessionTrafficTest, BusyFromTheThresholdOfBatchesCommittingAndNeverAtZero) {
+  SessionTraffic traffic(/*busy_at=*/3);
+  SessionTraffic never(/*busy_at=*/0);
+  for (int i = 0; i < 2; ++i) {
+    traffic.BatchRead();
+    never.BatchRead();
+  }
+  EXPECT_FALSE(traffic.busy());
+  traffic.BatchRead();
+  never.BatchRead();
+  EXPECT_EQ(traffic.batches_committing(), 3);
+  EXPECT_TRUE(traffic.busy());
+  EXPECT_FALSE(never.busy());
+  traffic.BatchCommitted();
+  EXPECT_FALSE(traffic.busy());
+
+  traffic.IntentsOffered(Held::kNo);
+  traffic.IntentsOffered(Held::kBusy);
+  traffic.IntentsOffered(Held::kUnanswered);
+  traffic.IntentsOffered(Held::kBusy);
+  traffic.IntentMessageSent(5);
+  traffic.IntentMessageSent(2);
+  const SessionTraffic::Counts c = traffic.counts();
+  EXPECT_EQ(c.offered, 4);
+  EXPECT_EQ(c.held_busy, 2);
+  EXPECT_EQ(c.held_unanswered, 1);
+  EXPECT_EQ(c.sent, 2);
+  EXPECT_EQ(c.intents_sent, 7);
+}
+
 class SessionIntentHoldTest : public testing::GatewayTest {
  protected:
   // The limit: long, so only the agent's answer (or a Cancel) releases
@@ -97,12 +157,16 @@ class SessionIntentHoldTest : public testing::GatewayTest {
   void Start(Duration hold_limit) {
     GatewayOptions o;
     o.intent_hold_limit = hold_limit;
+    Start(o);
+  }
+  void Start(GatewayOptions o) {
     Serve(o);
     ASSERT_TRUE(Connect(agent_, "edge-1"));
     handle_ = host_.WaitHandle();
     ASSERT_TRUE(handle_);
   }
   void TearDown() override {
+    host_.CommitHeld();  // each batch's done is called exactly once
     agent_.ctx.TryCancel();
     (void)agent_.stream->Finish();
     testing::GatewayTest::TearDown();
@@ -167,6 +231,53 @@ TEST_F(SessionIntentHoldTest, ACancelGoesAfterHeldIntentsAndAnAckMayOvertakeThem
   EXPECT_EQ(first.ack().acked_seq(), 7u);
   EXPECT_EQ(TaskIds(Next()), Ids{"b"});  // released by the Cancel, before it
   EXPECT_EQ(Next().cancel().task_id(), "b");
+}
+
+class BusyCenterTest : public SessionIntentHoldTest {
+ protected:
+  static constexpr milliseconds kBusyLimit{300};
+  void SetUp() override {
+    GatewayOptions o;
+    o.intent_hold_limit = std::chrono::seconds(30);  // only the busy limit releases in time
+    o.busy_batches = 2;
+    o.busy_hold_limit = kBusyLimit;
+    Start(o);
+  }
+};
+
+TEST_F(BusyCenterTest, IntentsWaitForTheBusyLimitWhateverTheAgentAnswers) {
+  host_.HoldCommits();  // the store is behind: two batches stay committing
+  Answer();
+  Answer();
+  ASSERT_TRUE(host_.WaitBatches(2));
+  ASSERT_TRUE(gateway_->traffic()->busy());
+
+  // Nothing is unanswered, yet a lone intent waits: the center is busy.
+  const auto sent = std::chrono::steady_clock::now();
+  ASSERT_TRUE(handle_->Send(Intents({"a"})));
+  ASSERT_TRUE(handle_->Send(Intents({"b"})));
+  Answer();  // and an answer does not release them
+  ASSERT_TRUE(host_.WaitBatches(3));
+  EXPECT_EQ(TaskIds(Next()), (Ids{"a", "b"}));
+  const auto waited = std::chrono::steady_clock::now() - sent;
+  EXPECT_GE(waited, kBusyLimit - milliseconds(20));
+  EXPECT_LT(waited, std::chrono::seconds(5));
+
+  // The store catches up: no longer busy, the Nagle rule alone again.
+  host_.CommitHeld();
+  EXPECT_FALSE(gateway_->traffic()->busy());
+  Answer();  // answers "a b"
+  ASSERT_TRUE(host_.WaitBatches(4));
+  ASSERT_TRUE(handle_->Send(Intents({"c"})));
+  EXPECT_EQ(TaskIds(Next()), Ids{"c"});  // at once
+
+  const SessionTraffic::Counts c = gateway_->traffic()->counts();
+  EXPECT_EQ(c.offered, 3);
+  EXPECT_EQ(c.held_busy, 2);
+  EXPECT_EQ(c.held_unanswered, 0);
+  EXPECT_EQ(c.sent, 2);
+  EXPECT_EQ(c.intents_sent, 3);
+  EXPECT_EQ(gateway_->traffic()->batches_committing(), 0);
 }
 
 }  // namespace

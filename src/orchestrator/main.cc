@@ -281,7 +281,8 @@ int Run(const OrchestratorConfig& config) {
     }
     auto h = apollo::orchestrator::http::OrchestratorHttp::Start(
         {runtime.http, runtime.tls, server.get(), &st, &brain, bus->get(), &access, &metrics,
-         &clock, [](const std::string& line) { apollo::log::Info(line); }});
+         &clock, [](const std::string& line) { apollo::log::Info(line); },
+         gateway.traffic().get()});
     if (!h.ok() &&
         (!runtime.http.DefaultAddress() || h.status().code() != apollo::StatusCode::kUnavailable)) {
       apollo::log::Error(h.status().message());

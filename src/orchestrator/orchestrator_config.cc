@@ -214,7 +214,9 @@ bool OrchestratorParser::Value(const Field& f) {
     return Section(f, {{"hello_timeout", DurationIn(100ms, 5min, &c.limits.hello_timeout)},
                        {"max_sessions", Int(1, 1'000'000, &c.limits.max_sessions)},
                        {"max_watchers", Int(1, 100'000, &c.limits.max_watchers)},
-                       {"session_outbound_mib", Int(2, 4096, &c.limits.session_outbound_mib)}});
+                       {"session_outbound_mib", Int(2, 4096, &c.limits.session_outbound_mib)},
+                       {"busy_batches", Int(0, 1'000'000, &c.limits.busy_batches)},
+                       {"busy_hold", DurationIn(1ms, 5s, &c.limits.busy_hold)}});
   }
   if (k == "http") return Http(f);
   if (k == "replication") return Replication(f);

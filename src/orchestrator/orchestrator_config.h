@@ -136,6 +136,10 @@ struct LimitsConfig {
   int64_t max_sessions = 10'000;
   int64_t max_watchers = 256;
   int64_t session_outbound_mib = 64;
+  // While this many agent EventBatches are committing at once, intents wait
+  // up to busy_hold and go together (intent_hold.h); 0: never.
+  int64_t busy_batches = 16;
+  Duration busy_hold = std::chrono::milliseconds(200);
   friend bool operator==(const LimitsConfig&, const LimitsConfig&) = default;
 };
 

@@ -64,6 +64,8 @@ RuntimeOptions DeriveRuntimeOptions(const OrchestratorConfig& c) {
   r.gateway.hello_timeout = c.limits.hello_timeout;
   r.gateway.max_streams = c.limits.max_sessions;
   r.gateway.max_outbound_bytes = c.limits.session_outbound_mib << 20;
+  r.gateway.busy_batches = c.limits.busy_batches;
+  r.gateway.busy_hold_limit = c.limits.busy_hold;
   r.gateway.tls = c.tls.complete();
   // Agents heartbeat at this center's interval (it is in their Welcome).
   r.gateway.silence_limit = SilenceLimitFor(c.heartbeat_interval);
@@ -132,6 +134,8 @@ std::string Fingerprint(const RuntimeOptions& r) {
       << "gateway.hello_timeout_ms=" << Ms(r.gateway.hello_timeout) << "\n"
       << "gateway.max_streams=" << r.gateway.max_streams << "\n"
       << "gateway.max_outbound_bytes=" << r.gateway.max_outbound_bytes << "\n"
+      << "gateway.busy_batches=" << r.gateway.busy_batches << "\n"
+      << "gateway.busy_hold_limit_ms=" << Ms(r.gateway.busy_hold_limit) << "\n"
       << "gateway.silence_limit_ms=" << Ms(r.gateway.silence_limit) << "\n"
       << "gateway.tls=" << r.gateway.tls << "\n";
   for (const auto& [name, policy] : o.retry_presets) Policy(out, "preset." + name, policy);

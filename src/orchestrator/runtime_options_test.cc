@@ -76,6 +76,8 @@ const std::map<std::string, std::string>& Alternatives() {
       {"limits.max_sessions", "limits: {max_sessions: 50}"},
       {"limits.max_watchers", "limits: {max_watchers: 3}"},
       {"limits.session_outbound_mib", "limits: {session_outbound_mib: 8}"},
+      {"limits.busy_batches", "limits: {busy_batches: 0}"},
+      {"limits.busy_hold", "limits: {busy_hold: 50ms}"},
       {"http.listen", "http: {listen: 127.0.0.1:7090}"},
       {"http.threads", "http: {threads: 2}"},
       {"http.ui_dir", "http: {ui_dir: /srv/apollo-ui}"},

@@ -96,10 +96,17 @@ apollo_dispatch_to_ack_seconds_count 3
 apollo_ingest_events_total{outcome="applied"} 6
 apollo_ingest_batch_events_count 1
 apollo_store_commit_seconds_count{op="create"} 1
+apollo_intent_messages_offered_total 3
+apollo_intent_messages_sent_total 3
+apollo_intents_sent_total 3
 EOF
 [ "$(sample "$E2E_DIR/after.prom" 'apollo_tasks{state="SUCCEEDED"}')" = 3 ] || fail "want 3 SUCCEEDED tasks"
 [ "$(sample "$E2E_DIR/after.prom" 'apollo_tasks{state="PENDING"}')" = 0 ] || fail "PENDING tasks left"
 grep -q '^apollo_bus_pending_events{partition="0"} ' "$E2E_DIR/after.prom" || fail "no bus lag per partition"
+# A DAG run one task at a time never makes the center busy.
+[ "$(sample "$E2E_DIR/after.prom" 'apollo_intent_messages_held_total{why="busy"}')" = 0 ] ||
+  fail "intents held for a busy center: $(grep held_total "$E2E_DIR/after.prom")"
+grep -q '^apollo_event_batches_committing ' "$E2E_DIR/after.prom" || fail "no apollo_event_batches_committing"
 check_pass "/metrics moves as 3 tasks flow (tasks by state, transitions, latencies); promtool check metrics passes"
 
 # 2a. --log-format json: every line of both daemons is one JSON object; an

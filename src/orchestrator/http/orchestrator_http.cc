@@ -32,7 +32,8 @@ Result<std::unique_ptr<OrchestratorHttp>> OrchestratorHttp::Start(const Parts& p
       apollo::v1::Orchestrator::NewStub(p.grpc_server->InProcessChannel(grpc::ChannelArguments())),
       std::max(1, p.http.threads - 2));
   h->scraper_ =
-      std::make_unique<MetricsScraper>(*p.metrics, *p.store, *p.orchestrator, p.bus, *p.clock);
+      std::make_unique<MetricsScraper>(*p.metrics, *p.store, *p.orchestrator, p.bus, *p.clock,
+                                       p.traffic);
   HttpServerOptions options;
   options.listen = p.http.listen;
   options.threads = p.http.threads;

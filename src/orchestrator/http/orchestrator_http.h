@@ -42,6 +42,7 @@ class OrchestratorHttp {
     OrchestratorMetrics* metrics = nullptr;
     const Clock* clock = nullptr;
     std::function<void(const std::string&)> log;
+    const SessionTraffic* traffic = nullptr;  // the gateway's; may be null
   };
 
   // Starts serving http.listen; everything in `parts` must outlive

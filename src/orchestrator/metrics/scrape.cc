@@ -64,6 +64,24 @@ std::string MetricsScraper::Scrape() {
   }
   f.Gauge("apollo_sessions_connected", "Agent sessions open now",
           static_cast<double>(orchestrator_.memo_sizes().sessions));
+  if (traffic_ != nullptr) {
+    f.Gauge("apollo_event_batches_committing",
+            "Agent event batches read and not yet committed (limits.busy_batches: busy)",
+            static_cast<double>(traffic_->batches_committing()));
+    const SessionTraffic::Counts c = traffic_->counts();
+    f.Counter("apollo_intent_messages_offered_total",
+              "Intent messages the dispatcher handed to agent sessions",
+              static_cast<double>(c.offered));
+    f.Family("apollo_intent_messages_held_total", MetricType::Counter,
+             "Intent messages that waited to go with others: the agent had not answered, "
+             "or the center was busy");
+    f.Add(static_cast<double>(c.held_unanswered), {{"why", "unanswered"}});
+    f.Add(static_cast<double>(c.held_busy), {{"why", "busy"}});
+    f.Counter("apollo_intent_messages_sent_total", "Intent messages written to agents",
+              static_cast<double>(c.sent));
+    f.Counter("apollo_intents_sent_total", "Intents those messages carried",
+              static_cast<double>(c.intents_sent));
+  }
 
   // Overload controls.
   auto breakers = orchestrator_.Breakers();

@@ -7,6 +7,9 @@
 //   apollo_tasks{state}                 tasks by roll-up state (store)
 //   apollo_nodes{liveness}              nodes by liveness (store + clock)
 //   apollo_sessions_connected           agent sessions open now
+//   apollo_event_batches_committing     agent EventBatches read, not yet committed
+//   apollo_intent_messages_{offered,sent}_total, apollo_intents_sent_total,
+//   apollo_intent_messages_held_total{why}  (session_traffic.h)
 //   apollo_breaker_state{intent,state}  1 for each intent's breaker state
 //   apollo_queue_depth / _capacity / _paused, apollo_queue_fill_ratio
 //   apollo_retry_budget_tokens, apollo_retry_budget_{taken,refused}_total
@@ -32,6 +35,7 @@
 #include "core/clock.h"
 #include "orchestrator/metrics/orchestrator_metrics.h"
 #include "orchestrator/orchestrator.h"
+#include "orchestrator/session_traffic.h"
 #include "store/state_store.h"
 
 namespace apollo::orchestrator {
@@ -41,10 +45,16 @@ class MetricsScraper {
   static constexpr int kMaxTaskPages = 200;
   static constexpr int kMaxAlertPages = 20;
 
-  // Every reference must outlive the scraper; `bus` may be null.
+  // Every reference must outlive the scraper; `bus` and `traffic` may be null.
   MetricsScraper(OrchestratorMetrics& metrics, store::StateStore& store,
-                 const Orchestrator& orchestrator, bus::EventBus* bus, const Clock& clock)
-      : metrics_(metrics), store_(store), orchestrator_(orchestrator), bus_(bus), clock_(clock) {}
+                 const Orchestrator& orchestrator, bus::EventBus* bus, const Clock& clock,
+                 const SessionTraffic* traffic = nullptr)
+      : metrics_(metrics),
+        store_(store),
+        orchestrator_(orchestrator),
+        bus_(bus),
+        clock_(clock),
+        traffic_(traffic) {}
 
   // The exposition text. A store or bus read that fails leaves its metrics
   // out and sets apollo_scrape_errors{source} (the scrape itself succeeds:
@@ -61,6 +71,7 @@ class MetricsScraper {
   const Orchestrator& orchestrator_;
   bus::EventBus* bus_;
   const Clock& clock_;
+  const SessionTraffic* traffic_;
 };
 
 }  // namespace apollo::orchestrator

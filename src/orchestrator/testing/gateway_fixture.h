@@ -9,6 +9,7 @@
 
 #include <chrono>
 #include <condition_variable>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -30,6 +31,15 @@ class RecordingHost final : public SessionHost {
   }
   void OnEvents(const std::shared_ptr<SessionHandle>&, apollo::v1::EventBatch,
                 std::function<void(uint64_t)> done) override {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      ++batches_;
+      cv_.notify_all();
+      if (hold_commits_) {
+        held_commits_.push_back(std::move(done));
+        return;
+      }
+    }
     done(0);
   }
   void OnHeartbeat(const std::shared_ptr<SessionHandle>&, const apollo::v1::Heartbeat&) override {}
@@ -55,6 +65,27 @@ class RecordingHost final : public SessionHost {
     std::unique_lock<std::mutex> lock(mu_);
     return cv_.wait_for(lock, std::chrono::seconds(10), [&] { return disconnects_ >= n; });
   }
+  // From now on EventBatches stay "committing" until CommitHeld (a store
+  // that is behind).
+  void HoldCommits() {
+    std::lock_guard<std::mutex> lock(mu_);
+    hold_commits_ = true;
+  }
+  // Commits every batch held so far, and holds no more.
+  void CommitHeld() {
+    std::vector<std::function<void(uint64_t)>> done;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      hold_commits_ = false;
+      done.swap(held_commits_);
+    }
+    for (auto& d : done) d(0);
+  }
+  // Waits (bounded) until `n` EventBatches reached the host.
+  bool WaitBatches(int n) {
+    std::unique_lock<std::mutex> lock(mu_);
+    return cv_.wait_for(lock, std::chrono::seconds(10), [&] { return batches_ >= n; });
+  }
   std::vector<std::string> refusals() {
     std::lock_guard<std::mutex> lock(mu_);
     return refusals_;
@@ -70,6 +101,9 @@ class RecordingHost final : public SessionHost {
   std::vector<std::shared_ptr<SessionHandle>> handles_;  // guarded by mu_
   int disconnects_ = 0;                                  // guarded by mu_
   std::vector<std::string> refusals_;                    // guarded by mu_
+  int batches_ = 0;                                      // guarded by mu_
+  bool hold_commits_ = false;                            // guarded by mu_
+  std::vector<std::function<void(uint64_t)>> held_commits_;  // guarded by mu_
 };
 
 // One agent's end of a stream.
