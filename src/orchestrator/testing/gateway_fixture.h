@@ -31,16 +31,18 @@ class RecordingHost final : public SessionHost {
   }
   void OnEvents(const std::shared_ptr<SessionHandle>&, apollo::v1::EventBatch,
                 std::function<void(uint64_t)> done) override {
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      ++batches_;
-      cv_.notify_all();
-      if (hold_commits_) {
-        held_commits_.push_back(std::move(done));
-        return;
-      }
+    // Counted once committed (or held): WaitBatches(n) then means the n-th
+    // batch's commit finished, unless commits are held.
+    std::unique_lock<std::mutex> lock(mu_);
+    if (hold_commits_) {
+      held_commits_.push_back(std::move(done));
+    } else {
+      lock.unlock();
+      done(0);
+      lock.lock();
     }
-    done(0);
+    ++batches_;
+    cv_.notify_all();
   }
   void OnHeartbeat(const std::shared_ptr<SessionHandle>&, const apollo::v1::Heartbeat&) override {}
   void OnSnapshot(const std::shared_ptr<SessionHandle>&, const apollo::v1::Snapshot&) override {}
