@@ -37,11 +37,9 @@ std::optional<CenterMessage> IntentHold::Offer(CenterMessage msg, bool busy) {
 }
 
 std::optional<CenterMessage> IntentHold::Answered() {
-  if (held_ && why_ == Held::kBusy) {
-    unanswered_ = false;  // it waits for its limit all the same
-    return std::nullopt;
-  }
   unanswered_ = false;
+  // A busy hold waits for its limit all the same.
+  if (held_ && why_ == Held::kBusy) return std::nullopt;
   return Release();  // what goes now is unanswered in turn (Take)
 }
 

@@ -113,7 +113,7 @@ TEST(IntentHoldTest, WhileTheCenterIsBusyALoneMessageWaitsAndAnAnswerDoesNotRele
   auto c = hold.Answered();
   ASSERT_TRUE(c.has_value());
   EXPECT_EQ(TaskIds(*c), Ids{"c"});
-  ASSERT_TRUE(hold.Answered().has_value() == false);
+  ASSERT_FALSE(hold.Answered().has_value());
   EXPECT_TRUE(hold.Offer(Intents({"d"})).has_value());
   EXPECT_EQ(hold.last_offer(), Held::kNo);
   EXPECT_EQ(hold.messages_held(), 3);
