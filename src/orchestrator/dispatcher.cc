@@ -276,14 +276,6 @@ void Orchestrator::Block(Pass& pass, const store::DueItem& item, const std::stri
     std::lock_guard<std::mutex> lock(mu_);
     auto it = blocked_.find(key);
     if (it != blocked_.end() && it->second == reason) return;
-    // The row says so already (its create did, or this center's last run):
-    // nothing to write. Without this, each restart of the center wrote one
-    // more identical history entry for every row still waiting.
-    if (item.blocked_reason == reason && item.kind != store::DueKind::kAckTimeout) {
-      if (blocked_.size() >= kMaxBlocked) blocked_.clear();
-      blocked_[key] = reason;
-      return;
-    }
   }
   store::TransitionRequest r;
   r.task_id = item.task_id;
