@@ -85,8 +85,13 @@ TEST_F(CenterMapsTest, AReplacedSessionsEndKeepsTheNewOnesSnapshot) {
 }
 
 TEST_F(CenterMapsTest, BlockedReasonsGoWhenTheTaskSettles) {
-  // Tasks for a node that never connected: the dispatcher records why each
-  // waits (node_not_registered) and remembers it, per (task, node).
+  // Tasks for a node that registered once and is not connected: the
+  // dispatcher records why each waits (node_disconnected) and remembers
+  // it, per (task, node).
+  store::NodeInfo ghost;
+  ghost.node_id = "ghost";
+  ghost.intents = {"collect_metrics"};
+  ASSERT_TRUE(store_->UpsertNode(ghost).ok());
   std::vector<store::NewTask> tasks;
   for (int t = 0; t < 20; ++t) {
     tasks.push_back({Spec("held-" + std::to_string(t), "ghost"), {"ghost"}, seconds(0)});
@@ -109,6 +114,37 @@ TEST_F(CenterMapsTest, BlockedReasonsGoWhenTheTaskSettles) {
   }
   EXPECT_EQ(brain_.memo_sizes().blocked, 0u);
   brain_.Stop();
+}
+
+TEST_F(CenterMapsTest, ARowThatAlreadySaysWhyItWaitsIsNotWrittenAgain) {
+  // The create says node_not_registered for a node never seen; the center's
+  // passes, and a second center started on the same store, add nothing.
+  std::vector<store::NewTask> tasks;
+  for (int t = 0; t < 5; ++t) {
+    tasks.push_back({Spec("waits-" + std::to_string(t), "never"), {"never"}, seconds(0)});
+  }
+  ASSERT_TRUE(store_->CreateTasks(tasks).ok());
+  auto history = [&](const std::string& id) {
+    auto h = store_->GetHistory(id);
+    EXPECT_TRUE(h.ok());
+    return h.ok() ? h->size() : 0u;
+  };
+  const size_t before = history("waits-0");
+  ASSERT_GE(before, 1u);
+  auto row = store_->ListNodeTasks("never", 10);
+  ASSERT_TRUE(row.ok());
+  ASSERT_EQ(row->size(), 5u);
+  for (const auto& r : *row) EXPECT_EQ(r.blocked_reason, "node_not_registered");
+  for (int run = 0; run < 2; ++run) {
+    Orchestrator center(options_, *store_, clock_);
+    center.Start();
+    center.Kick();
+    // Passes every 10 ms: some 30 of them look at the rows.
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    EXPECT_EQ(center.memo_sizes().blocked, 0u);
+    center.Stop();
+  }
+  for (const auto& t : tasks) EXPECT_EQ(history(t.spec.task_id), before) << t.spec.task_id;
 }
 
 TEST(CircuitBreakersBoundTest, TheMapStaysBoundedAndOpenBreakersStay) {

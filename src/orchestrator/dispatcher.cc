@@ -277,6 +277,13 @@ void Orchestrator::Block(Pass& pass, const store::DueItem& item, const std::stri
     auto it = blocked_.find(key);
     if (it != blocked_.end() && it->second == reason) return;
   }
+  // The row says so already (its create wrote it, or an earlier run of the
+  // center did): nothing to write, and nothing to remember either. The
+  // memo holds only what the store took: a row read before it moved on
+  // (cancelled, say) must not be remembered after its task settled.
+  // Without this, each start of the center wrote one more identical
+  // history entry for every row still waiting.
+  if (item.kind != store::DueKind::kAckTimeout && item.blocked_reason == reason) return;
   store::TransitionRequest r;
   r.task_id = item.task_id;
   r.node_id = item.node_id;

@@ -421,6 +421,7 @@ struct DueItem {
   Priority priority = Priority::kNormal;
   std::optional<TimePoint> start_deadline;  // see NodeRow
   int extensions = 0;
+  std::string blocked_reason;  // what the row says it waits for ("" if nothing)
 };
 
 // Counters since the store was opened (not persisted).

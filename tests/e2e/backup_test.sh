@@ -63,8 +63,15 @@ STORE_FILE=restored.db start_orchestrator
 for t in bk-ok bk-gone bk-slow; do
   cli -o json task events --task-id $t >"$E2E_DIR/$t.after" || fail "events $t after restore"
   cmp -s "$E2E_DIR/$t.before" "$E2E_DIR/$t.after" || fail "$t: history differs after restore: $(diff "$E2E_DIR/$t.before" "$E2E_DIR/$t.after" | head -5)"
-  [ "$(jq '.entries | length' "$E2E_DIR/$t.after")" -ge 2 ] || fail "$t: too short a history to compare"
+  [ "$(jq '.entries | length' "$E2E_DIR/$t.after")" -ge 1 ] || fail "$t: no history to compare"
 done
+# bk-gone still waits for its node: a center started on the store writes no
+# second "node_not_registered" entry for it (its row says so already), even
+# after its dispatcher looked at the row (it runs at once, then every second).
+sleep 3
+cli -o json task events --task-id bk-gone >"$E2E_DIR/bk-gone.later" || fail "events bk-gone later"
+cmp -s "$E2E_DIR/bk-gone.before" "$E2E_DIR/bk-gone.later" ||
+  fail "bk-gone: the restarted center added to its history: $(diff "$E2E_DIR/bk-gone.before" "$E2E_DIR/bk-gone.later" | head -12)"
 cli -o json task list | jq -c '[.tasks[] | {task_id, status}] | sort_by(.task_id)' >"$E2E_DIR/list.after"
 cmp -s "$E2E_DIR/list.before" "$E2E_DIR/list.after" || fail "task list differs: $(cat "$E2E_DIR/list.before") vs $(cat "$E2E_DIR/list.after")"
 cli task status --task-id bk-late >/dev/null 2>&1 && fail "the task submitted after the backup is in the restored store"

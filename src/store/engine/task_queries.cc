@@ -43,7 +43,7 @@ constexpr sql::Statement kHistory{
 // (priority, due_at): after an outage the backlog drains high first.
 constexpr sql::Statement kDue{
     "SELECT t.task_id, n.node_id, tn.due_kind, tn.due_at, tn.state, tn.version, tn.attempt, "
-    "tn.retries, tn.priority, tn.start_deadline, tn.extensions "
+    "tn.retries, tn.priority, tn.start_deadline, tn.extensions, tn.blocked_reason "
     "FROM task_nodes tn /*@sqlite INDEXED BY task_nodes_due*/ "
     "JOIN tasks t ON t.task_ref = tn.task_ref JOIN nodes n ON n.node_ref = tn.node_ref "
     "WHERE tn.priority = $1 AND tn.due_at IS NOT NULL AND tn.due_at <= $2 "
@@ -284,6 +284,7 @@ Result<std::vector<DueItem>> QueryDue(sql::Conn& db, TimePoint now, int limit) {
       d.priority = static_cast<Priority>(r->Int(i, 8));
       if (!r->IsNull(i, 9)) d.start_deadline = FromUnixMicros(r->Int(i, 9));
       d.extensions = static_cast<int>(r->Int(i, 10));
+      if (!r->IsNull(i, 11)) d.blocked_reason = r->TakeText(i, 11);
       out.push_back(std::move(d));
     }
   }
