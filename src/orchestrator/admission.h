@@ -53,6 +53,14 @@
 
 namespace apollo::orchestrator {
 
+// What admission control did and holds now (for /metrics).
+struct AdmissionCounts {
+  int64_t admitted = 0;  // Hellos admitted since the start
+  int64_t refused = 0;   // Hellos refused since the start
+  int window = 0;        // handshakes the window allows now
+  size_t in_flight = 0;  // admitted and not yet reconciled
+};
+
 struct AdmissionOptions {
   double max_per_s = 2000;  // the rate ceiling (and its burst)
   int initial_window = 64;  // after a (re)start
@@ -83,6 +91,7 @@ class Admission {
   size_t in_flight() const { return in_flight_.size(); }
   int64_t admitted() const { return admitted_; }
   int64_t refused() const { return refused_; }
+  AdmissionCounts counts() const { return {admitted_, refused_, window(), in_flight()}; }
 
  private:
   void Expire(TimePoint now);

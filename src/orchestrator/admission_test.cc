@@ -49,6 +49,12 @@ TEST(AdmissionTest, TheWindowBoundsHandshakesInFlightAndGrowsWhenTheyAreQuick) {
   EXPECT_TRUE(a.TryAdmit(kT0 + milliseconds(100)));
   EXPECT_TRUE(a.TryAdmit(kT0 + milliseconds(100)));
   EXPECT_FALSE(a.TryAdmit(kT0 + milliseconds(100)));
+  // What /metrics shows: 6 admitted, 2 refused, 5 in flight of a window of 5.
+  const AdmissionCounts c = a.counts();
+  EXPECT_EQ(c.admitted, 6);
+  EXPECT_EQ(c.refused, 2);
+  EXPECT_EQ(c.window, 5);
+  EXPECT_EQ(c.in_flight, 5u);
 }
 
 TEST(AdmissionTest, AnUnusedWindowDoesNotGrow) {

@@ -183,6 +183,8 @@ class Orchestrator final : public SessionHost {
     size_t sessions = 0, snapshots = 0, blocked = 0, progress_asks = 0, specs = 0;
   };
   MemoSizes memo_sizes() const;
+  // Admission control of new agent sessions (admission.h), for /metrics.
+  AdmissionCounts admission_counts() const { return sessions_.admission(); }
 
   // Sends Cancel for (task, node) to the node if it is connected.
   void SendCancel(const std::string& task_id, const std::string& node_id, uint32_t attempt,

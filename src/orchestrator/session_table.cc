@@ -80,6 +80,11 @@ std::vector<NodeSnapshot> SessionTable::Snapshots() const {
   return out;
 }
 
+AdmissionCounts SessionTable::admission() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return admission_.counts();
+}
+
 size_t SessionTable::sessions() const {
   std::lock_guard<std::mutex> lock(mu_);
   return sessions_.size();

@@ -53,6 +53,7 @@ class SessionTable {
   std::vector<NodeSnapshot> Snapshots() const;
 
   size_t sessions() const;
+  AdmissionCounts admission() const;
   size_t snapshots() const;
   // Every connected session.
   std::vector<std::shared_ptr<SessionHandle>> All() const;

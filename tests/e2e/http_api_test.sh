@@ -56,6 +56,10 @@ check_pass "/healthz 200 ok, /readyz 200 ready (store and bus answer)"
 # 2. /metrics before, then a 3-task DAG submitted over HTTP, then after.
 scrape "$E2E_DIR/before.prom"
 grep -q '^apollo_sessions_connected 1$' "$E2E_DIR/before.prom" || fail "sessions: $(grep sessions "$E2E_DIR/before.prom")"
+# The agent was admitted (once, or again after a reconnect), nothing
+# refused.
+grep -Eq '^apollo_sessions_admitted_total [1-9][0-9]*$' "$E2E_DIR/before.prom" || fail "admitted: $(grep admi "$E2E_DIR/before.prom")"
+grep -q '^apollo_sessions_refused_total 0$' "$E2E_DIR/before.prom" || fail "refused: $(grep refused "$E2E_DIR/before.prom")"
 grep -q '^apollo_nodes{liveness="ALIVE"} 1$' "$E2E_DIR/before.prom" || fail "nodes: $(grep '^apollo_nodes' "$E2E_DIR/before.prom")"
 cat >"$E2E_DIR/dag.yaml" <<'EOF'
 tasks:

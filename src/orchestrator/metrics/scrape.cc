@@ -64,6 +64,16 @@ std::string MetricsScraper::Scrape() {
   }
   f.Gauge("apollo_sessions_connected", "Agent sessions open now",
           static_cast<double>(orchestrator_.memo_sizes().sessions));
+  const AdmissionCounts admission = orchestrator_.admission_counts();
+  f.Counter("apollo_sessions_admitted_total", "Agent Hellos admission control let in",
+            static_cast<double>(admission.admitted));
+  f.Counter("apollo_sessions_refused_total",
+            "Agent Hellos refused with a retry-after (admission control: a reconnect storm)",
+            static_cast<double>(admission.refused));
+  f.Gauge("apollo_admission_window", "Session handshakes admission control allows at once now",
+          static_cast<double>(admission.window));
+  f.Gauge("apollo_admission_handshakes", "Sessions admitted and not yet reconciled",
+          static_cast<double>(admission.in_flight));
   if (traffic_ != nullptr) {
     f.Gauge("apollo_event_batches_committing",
             "Agent event batches read and not yet committed (limits.busy_batches: busy)",

@@ -7,6 +7,8 @@
 //   apollo_tasks{state}                 tasks by roll-up state (store)
 //   apollo_nodes{liveness}              nodes by liveness (store + clock)
 //   apollo_sessions_connected           agent sessions open now
+//   apollo_sessions_{admitted,refused}_total, apollo_admission_window,
+//   apollo_admission_handshakes         admission control (admission.h)
 //   apollo_event_batches_committing     agent EventBatches read, not yet committed
 //   apollo_intent_messages_{offered,sent}_total, apollo_intents_sent_total,
 //   apollo_intent_messages_held_total{why}  (session_traffic.h)
