@@ -120,6 +120,15 @@ ScenarioResult RunReconnectStorm(const BenchConfig& config) {
   r.extra["reconciled"] = synced;
   if (all_synced) r.extra["reconciled_s_from_kill"] = Seconds(*all_synced - killed);
   r.extra["peak_reconciled_per_s"] = peak;
+  // Where the time went: agents reconciled by each 5 s from the kill.
+  nlohmann::ordered_json by5 = nlohmann::ordered_json::array();
+  for (size_t i = 0, at = 5; i < samples.size(); ++i) {
+    while (Seconds(samples[i].first - killed) >= static_cast<double>(at)) {
+      by5.push_back(i > 0 ? samples[i - 1].second : 0);
+      at += 5;
+    }
+  }
+  r.extra["reconciled_by_5s_from_kill"] = by5;
   r.extra["connection"] = config.shared_connection ? "shared" : "per_agent";
   if (auto fds = ProcessOpenFiles((*env)->process()->pid())) r.extra["orchestrator_fds"] = *fds;
   // Sessions beyond one per agent: agents that connected and were cut again.
