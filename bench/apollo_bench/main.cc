@@ -130,6 +130,9 @@ int main(int argc, char** argv) {
   app.add_option("--latency-agents", latency_agents,
                  "latency: connected agents, one run per entry (tasks go to one of them)")
       ->capture_default_str();
+  app.add_option("--latency-csv", c.latency_csv,
+                 "latency: write each counted task's stage times (ms from submit) to this CSV "
+                 "file, to see where a slow task's time went");
   app.add_option("--poll-us", c.poll_us,
                  "latency: see SUCCEEDED by polling GetTask this often (0: WatchTask, which the "
                  "center answers as it commits)")

@@ -59,6 +59,7 @@ struct BenchConfig {
   size_t latency_tasks = 1000;   // 3
   size_t latency_warmup = 10;    // 3: not counted
   int poll_us = 0;               // 3: GetTask polling interval; 0: WatchTask
+  std::string latency_csv;       // 3: each task's stage times, to this file ("" = none)
   // 1, 3, 7: submit task files' YAML text instead of typed specs (issue 18),
   // to compare the two.
   bool submit_yaml = false;

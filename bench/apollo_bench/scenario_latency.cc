@@ -3,6 +3,7 @@
 // the SUCCEEDED is committed; or, with --poll-us, polling GetTask) and
 // submit -> RUNNING (the store's history timestamp of the DISPATCHED ->
 // RUNNING transition).
+#include <fstream>
 #include <thread>
 
 #include "apollo_bench/scenario_env.h"
@@ -100,6 +101,15 @@ ScenarioResult RunLatency(const BenchConfig& config, size_t connected_agents) {
     running.push_back(s->running_store_ms);
     succeeded_store.push_back(s->succeeded_store_ms);
     accepted.push_back(s->accepted_agent_ms);
+  }
+  if (!config.latency_csv.empty()) {
+    std::ofstream csv(config.latency_csv);
+    csv << "submit_rpc_ms,accepted_at_agent_ms,succeeded_in_store_ms,succeeded_seen_ms\n";
+    for (size_t i = 0; i < succeeded.size(); ++i) {
+      csv << rpc[i] << ',' << accepted[i] << ',' << succeeded_store[i] << ',' << succeeded[i]
+          << '\n';
+    }
+    if (!csv) return Failed(std::move(r), "cannot write " + config.latency_csv);
   }
   r.p50_ms = Percentile(succeeded, 50);
   r.p99_ms = Percentile(succeeded, 99);
