@@ -100,11 +100,18 @@ ScenarioResult RunReconnectStorm(const BenchConfig& config) {
     if (all_connected && all_synced) break;
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
+  // Over the shortest span of at least 1 s from each sample, per second: the
+  // samples are 100 ms apart only while the fleet answers its count quickly
+  // (under the storm one count can take longer than a second).
   double peak = 0;
   for (size_t i = 0, j = 0; i < samples.size(); ++i) {
-    while (j < samples.size() && samples[j].first - samples[i].first <= std::chrono::seconds(1)) ++j;
-    size_t hi = samples[j - 1].second;
-    peak = std::max(peak, static_cast<double>(hi) - static_cast<double>(samples[i].second));
+    j = std::max(j, i);
+    while (j < samples.size() && samples[j].first - samples[i].first < std::chrono::seconds(1)) ++j;
+    if (j == samples.size()) break;
+    const double span = Seconds(samples[j].first - samples[i].first);
+    peak = std::max(
+        peak,
+        (static_cast<double>(samples[j].second) - static_cast<double>(samples[i].second)) / span);
   }
   auto end = all_connected.value_or(Steady::now());
   auto after = (*fleet)->Counts();
