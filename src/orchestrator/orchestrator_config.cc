@@ -125,6 +125,13 @@ bool OrchestratorParser::Value(const Field& f) {
     return internal::ReadHostPort(r_, v, k, &c.listen, /*allow_any_port=*/true);
   }
   if (k == "store" || k == "bus") {
+    if (v.IsMap()) {  // settings written under the URL's key
+      r_.Error(v,
+               "'" + k + "' is the " + k + "'s URL, a string (" +
+                   (k == "store" ? "sqlite://PATH or postgresql://..." : "embedded or nats://...") +
+                   "); its settings go under '" + k + "_options'");
+      return false;
+    }
     auto s = r_.String(v, k);
     if (!s) return false;
     Status st = k == "store" ? CheckStoreUrl(*s) : CheckBusUrl(*s);
