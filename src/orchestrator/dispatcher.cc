@@ -271,19 +271,20 @@ void Orchestrator::TaskMayHaveSettled(const std::string& task_id) {
 
 void Orchestrator::Block(Pass& pass, const store::DueItem& item, const std::string& reason) {
   pass.held_back.insert(item.node_id);
+  // The row says so already (its create wrote it, or an earlier run of the
+  // center did): nothing to write, and nothing to remember either. The
+  // memo holds only what the store took: a row read before it moved on
+  // (cancelled, say) must not be remembered after its task settled.
+  // Without this, each start of the center wrote one more identical
+  // history entry for every row still waiting. Asked first: it needs no
+  // lock.
+  if (item.kind != store::DueKind::kAckTimeout && item.blocked_reason == reason) return;
   auto key = std::make_pair(item.task_id, item.node_id);
   {
     std::lock_guard<std::mutex> lock(mu_);
     auto it = blocked_.find(key);
     if (it != blocked_.end() && it->second == reason) return;
   }
-  // The row says so already (its create wrote it, or an earlier run of the
-  // center did): nothing to write, and nothing to remember either. The
-  // memo holds only what the store took: a row read before it moved on
-  // (cancelled, say) must not be remembered after its task settled.
-  // Without this, each start of the center wrote one more identical
-  // history entry for every row still waiting.
-  if (item.kind != store::DueKind::kAckTimeout && item.blocked_reason == reason) return;
   store::TransitionRequest r;
   r.task_id = item.task_id;
   r.node_id = item.node_id;
