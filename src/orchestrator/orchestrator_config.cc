@@ -211,7 +211,8 @@ bool OrchestratorParser::Value(const Field& f) {
     };
     return Section(f, {{"synchronous", sync},
                        {"batch_max", Int(1, 100'000, &c.store_options.batch_max)},
-                       {"writers", Int(1, 16, &c.store_options.writers)}});
+                       {"writers", Int(1, 16, &c.store_options.writers)},
+                       {"event_writers", Int(1, 15, &c.store_options.event_writers)}});
   }
   if (k == "bus_options") {
     return Section(f, {{"partitions", Int(1, 1024, &c.bus_options.partitions)},
@@ -466,6 +467,16 @@ void OrchestratorParser::CrossChecks() {
   if (c.queue.alert_at >= c.queue.pause_at) {
     ReportAt("queue.alert_at", "queue.pause_at",
              "'queue.alert_at' must be below 'queue.pause_at' (an alert comes before the pause)");
+  }
+  // Only when it was written: a config that sets 'writers: 2' alone (one
+  // event writer then, as before the key existed) is fine.
+  const StoreOptionsConfig& so = c.store_options;
+  if (set_.count("store_options.event_writers") && so.event_writers >= so.writers &&
+      !(so.writers == 1 && so.event_writers == 1)) {
+    ReportAt("store_options.writers", "store_options.event_writers",
+             "'store_options.event_writers' (" + std::to_string(so.event_writers) +
+                 ") must be below 'store_options.writers' (" + std::to_string(so.writers) +
+                 "): at least one write connection is left for creates, dispatch and timeouts");
   }
 }
 

@@ -100,7 +100,8 @@ std::string_view SqliteSyncName(SqliteSync s);
 struct StoreOptionsConfig {
   SqliteSync synchronous = SqliteSync::kFull;  // file: full | normal
   int batch_max = 1000;                        // events per store transaction
-  int writers = 2;                             // PostgreSQL write connections
+  int writers = 3;                             // PostgreSQL write connections
+  int event_writers = 2;                       // of them, the ones applying events
   friend bool operator==(const StoreOptionsConfig&, const StoreOptionsConfig&) = default;
 };
 

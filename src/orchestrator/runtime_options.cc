@@ -73,6 +73,7 @@ RuntimeOptions DeriveRuntimeOptions(const OrchestratorConfig& c) {
   r.store.sqlite_synchronous = std::string(SqliteSyncName(c.store_options.synchronous));
   r.store.batch_cap = c.store_options.batch_max;
   r.store.writers = c.store_options.writers;
+  r.store.event_writers = c.store_options.event_writers;
 
   r.bus.partitions = c.bus_options.partitions;
   r.bus.max_deliver = c.bus_options.max_deliver;
@@ -143,6 +144,7 @@ std::string Fingerprint(const RuntimeOptions& r) {
       << "store.batch_cap=" << r.store.batch_cap << "\n"
       << "store.readers=" << r.store.reader_connections << "\n"
       << "store.writers=" << r.store.writers << "\n"
+      << "store.event_writers=" << r.store.event_writers << "\n"
       << "store.background_checkpoint=" << r.store.background_checkpoint << "\n"
       << "store.cache_kib=" << r.store.cache_kib << "\n"
       << "bus.partitions=" << r.bus.partitions << "\n"

@@ -25,10 +25,13 @@ struct StoreOptions {
   int batch_cap = 1000;
   // Read connections kept open for queries.
   int reader_connections = 4;
-  // PostgreSQL: write connections, each with its own writer thread; one
-  // applies the agents' events, the others everything else (creates,
-  // dispatch, timeouts, ...), concurrently. SQLite always has one.
-  int writers = 2;
+  // PostgreSQL: write connections, each with its own writer thread; the
+  // first `event_writers` apply the agents' events (a node's always on the
+  // same one), the others everything else (creates, dispatch, timeouts,
+  // ...), concurrently. With one writer it does everything; with more,
+  // event_writers is at most writers - 1. SQLite always has one writer.
+  int writers = 3;
+  int event_writers = 2;
   // SQLite: checkpoint the WAL on a background thread (true) or inside the
   // committing thread, SQLite's default (false).
   bool background_checkpoint = true;

@@ -76,6 +76,11 @@ class StateStore {
 
   // Applies a batch of agent events in order, each with its own outcome.
   // The future completes after the transaction holding the batch committed.
+  // A node's events are always applied in one transaction; a store with
+  // several event writers (PostgreSQL) may commit a batch spanning nodes as
+  // one transaction per writer, and a failure of one part fails the call
+  // while another part is committed: sending it again is safe (those events
+  // are then duplicates).
   virtual std::future<Result<ApplyResult>> ApplyAsync(std::vector<Event> events) = 0;
   Result<ApplyResult> Apply(std::vector<Event> events) {
     return ApplyAsync(std::move(events)).get();

@@ -1,6 +1,7 @@
 // Applying agent events: dedup, fencing, the state machine, CAS, history.
 // Decided over rows loaded for the whole batch (rows.h, seq.h) and written
 // back with a few set-based statements.
+#include <atomic>
 #include <set>
 #include <string_view>
 #include <unordered_set>
@@ -65,9 +66,9 @@ Result<EventOutcome> EventApplier::ApplyOne(const Event& e, const Status& valid)
   if (seq && e.sequence_number > 0 && !SeenBefore(*seq, e.sequence_number)) {
     MarkSeen(*seq, e.sequence_number);
   }
-  static long applied_so_far = 0;  // for drop_event_every; one writer thread
+  static std::atomic<long> applied_so_far{0};  // for drop_event_every; all event writers
   long drop_every = TestSwitches::Get().drop_event_every;
-  if (drop_every > 0 && ++applied_so_far % drop_every == 0) {
+  if (drop_every > 0 && (applied_so_far.fetch_add(1) + 1) % drop_every == 0) {
     return EventOutcome{Outcome::kApplied, "", {}, {}, 0};
   }
   if (!valid.ok()) {

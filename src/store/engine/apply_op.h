@@ -9,8 +9,17 @@
 // tasks it changed to the store's commit listener (state_store.h), before
 // any caller hears back.
 //
+// With several event writers (PostgreSQL), ApplyOnWriters routes a batch:
+// each node's events go to one writer, chosen by the node id, so a node's
+// batches commit in the order they were submitted and its mark advances in
+// one place. A batch spanning nodes of different writers becomes one op per
+// writer (one transaction each), and its future completes when all of them
+// have; if one fails the caller gets that failure, and what the others
+// committed is a duplicate when the batch is sent again (node marks).
+//
 // Thread-safety: created by any thread, then used only by the writer thread.
 
+#include <functional>
 #include <future>
 #include <mutex>
 #include <optional>
@@ -49,9 +58,11 @@ class ListenerSlot {
 
 class ApplyOp final : public WriteOp {
  public:
-  // `listener`: the store's; outlives the op.
-  ApplyOp(std::vector<Event> events, const ListenerSlot& listener)
-      : events_(std::move(events)), listener_(listener) {}
+  using Done = std::function<void(Result<ApplyResult>)>;
+  // `listener`: the store's; outlives the op. `done`, if set, is given the
+  // outcome (on the writer thread) instead of the future.
+  ApplyOp(std::vector<Event> events, const ListenerSlot& listener, Done done = nullptr)
+      : events_(std::move(events)), listener_(listener), done_(std::move(done)) {}
   std::future<Result<ApplyResult>> future() { return promise_.get_future(); }
 
   // WriteOp
@@ -67,7 +78,14 @@ class ApplyOp final : public WriteOp {
   const ListenerSlot& listener_;
   std::vector<TaskChange> changes_;  // the group's, in its first op
   std::optional<Result<ApplyResult>> result_;
+  Done done_;
   std::promise<Result<ApplyResult>> promise_;
 };
+
+// Queues `events` (StateStore::ApplyAsync) on `writers`, the store's event
+// writers (at least one), as described above.
+std::future<Result<ApplyResult>> ApplyOnWriters(std::vector<Event> events,
+                                                std::span<Writer* const> writers,
+                                                const ListenerSlot& listener);
 
 }  // namespace apollo::store::engine

@@ -18,8 +18,10 @@ namespace {
 class EngineStore final : public StateStore {
  public:
   EngineStore(std::unique_ptr<sql::Driver> driver, std::vector<std::unique_ptr<Writer>> writers,
-              int readers)
-      : driver_(std::move(driver)), writers_(std::move(writers)), readers_(*driver_, readers) {}
+              size_t event_writers, int readers)
+      : driver_(std::move(driver)), writers_(std::move(writers)), readers_(*driver_, readers) {
+    for (size_t i = 0; i < event_writers; ++i) event_writers_.push_back(writers_[i].get());
+  }
 
   // StateStore: tasks, events, transitions
   Result<std::vector<CreatedTask>> CreateTasks(std::span<const NewTask> tasks) override {
@@ -31,10 +33,7 @@ class EngineStore final : public StateStore {
   }
   void SetCommitListener(CommitListener listener) override { listener_.Set(std::move(listener)); }
   std::future<Result<ApplyResult>> ApplyAsync(std::vector<Event> events) override {
-    auto op = std::make_unique<ApplyOp>(std::move(events), listener_);
-    std::future<Result<ApplyResult>> fut = op->future();
-    writers_.front()->Enqueue(std::move(op));
-    return fut;
+    return ApplyOnWriters(std::move(events), event_writers_, listener_);
   }
   Result<std::vector<EventOutcome>> Transition(
       std::span<const TransitionRequest> requests) override {
@@ -235,24 +234,27 @@ class EngineStore final : public StateStore {
   }
 
   // The writer of everything but events: with one writer, that one; with
-  // several, the others in turn (see writers_).
+  // several, the ones after the event writers in turn (see writers_).
   Writer& OtherWriter() {
-    if (writers_.size() == 1) return *writers_.front();
-    size_t k = next_.fetch_add(1, std::memory_order_relaxed) % (writers_.size() - 1);
-    return *writers_[1 + k];
+    const size_t first = writers_.size() == 1 ? 0 : event_writers_.size();
+    size_t k = next_.fetch_add(1, std::memory_order_relaxed) % (writers_.size() - first);
+    return *writers_[first + k];
   }
 
   // Declared first: the writers and the readers use it until they are gone.
   std::unique_ptr<sql::Driver> driver_;
   ListenerSlot listener_;  // the writers' ops refer to it until they are gone
-  // writers_[0] applies every event batch, so events keep the one order the
-  // bus and the sessions rely on (ops commit in submission order, acks are
-  // cumulative). Creates, transitions and the rest go to the others, each
-  // with its own connection and transaction, concurrently with the events:
-  // the engine locks what it changes before deciding (writer.h), so writers
-  // in one process are as safe as replicas sharing a database. SQLite has
-  // one (a second would only wait for the file's write lock).
+  // The first event_writers_.size() apply the agents' events, each node's
+  // always on the same one (apply_op.h), so a node's events keep the one
+  // order the bus and the sessions rely on (a node's ops commit in
+  // submission order, its acks are cumulative). Creates, transitions and
+  // the rest go to the others, each with its own connection and
+  // transaction, concurrently with the events: the engine locks what it
+  // changes before deciding (writer.h), so writers in one process are as
+  // safe as replicas sharing a database. SQLite has one writer, which does
+  // everything (a second would only wait for the file's write lock).
   std::vector<std::unique_ptr<Writer>> writers_;
+  std::vector<Writer*> event_writers_;  // a prefix of writers_
   std::atomic<size_t> next_{0};
   ReaderPool readers_;
 };
@@ -268,6 +270,9 @@ Result<std::unique_ptr<StateStore>> OpenEngineStore(std::unique_ptr<sql::Driver>
     APOLLO_RETURN_IF_ERROR(Migrate(**conn, driver->dialect()));
   }
   const int n = driver->dialect() == "sqlite" ? 1 : std::max(1, options.writers);
+  // One writer does everything; with more, at least one is left for the
+  // rest (creates, dispatch, timeouts).
+  const int event_writers = n == 1 ? 1 : std::clamp(options.event_writers, 1, n - 1);
   std::vector<std::unique_ptr<Writer>> writers;
   auto task_refs = std::make_shared<TaskRefHints>(Writer::kTaskRefHints);
   for (int i = 0; i < n; ++i) {
@@ -277,7 +282,8 @@ Result<std::unique_ptr<StateStore>> OpenEngineStore(std::unique_ptr<sql::Driver>
     writers.push_back(std::move(*writer));
   }
   return std::unique_ptr<StateStore>(std::make_unique<EngineStore>(
-      std::move(driver), std::move(writers), options.reader_connections));
+      std::move(driver), std::move(writers), static_cast<size_t>(event_writers),
+      options.reader_connections));
 }
 
 }  // namespace apollo::store::engine

@@ -2,7 +2,7 @@
 
 // The StateStore, written once over a SQL driver (sql.h): writer threads
 // with group commit (writer.h; SQLite one, PostgreSQL StoreOptions::writers:
-// one for the events, the others for the rest), readers on their own connections
+// event_writers for the events, by node, the others for the rest), readers on their own connections
 // (reader_pool.h), the schema migrated on open (schema.h). Every rule of the
 // store lives in this folder; a driver only connects, speaks its dialect and
 // maps its errors.
