@@ -62,8 +62,10 @@ void EventIngest::Submit(const std::shared_ptr<SessionHandle>& handle, apollo::v
   cv_.notify_one();
 }
 
-// Completes batches in submission order (the store commits in that order)
-// and acknowledges each agent only after its events are committed.
+// Completes batches in submission order (the store commits each node's
+// batches in that order; with PostgreSQL's two event writers a batch of
+// another node may commit first and waits here at most one commit) and
+// acknowledges each agent only after its events are committed.
 void EventIngest::Loop() {
   for (;;) {
     Pending p;
