@@ -64,7 +64,7 @@ void EventIngest::Submit(const std::shared_ptr<SessionHandle>& handle, apollo::v
 
 // Completes batches in submission order (the store commits each node's
 // batches in that order; with PostgreSQL's two event writers a batch of
-// another node may commit first and waits here at most one commit) and
+// another node may commit first, and then waits here for the earlier) and
 // acknowledges each agent only after its events are committed.
 void EventIngest::Loop() {
   for (;;) {
