@@ -102,13 +102,15 @@ class SplitApply {
 
 }  // namespace
 
+size_t EventWriterOf(std::string_view node_id, size_t writers) {
+  return writers == 1 ? 0 : std::hash<std::string_view>{}(node_id) % writers;
+}
+
 std::future<Result<ApplyResult>> ApplyOnWriters(std::vector<Event> events,
                                                 std::span<Writer* const> writers,
                                                 const ListenerSlot& listener) {
   const size_t n = writers.size();
-  auto writer_of = [n](const Event& e) {
-    return n == 1 ? size_t{0} : std::hash<std::string_view>{}(e.node_id) % n;
-  };
+  auto writer_of = [n](const Event& e) { return EventWriterOf(e.node_id, n); };
   size_t first = events.empty() ? 0 : writer_of(events.front());
   bool one = std::all_of(events.begin(), events.end(),
                          [&](const Event& e) { return writer_of(e) == first; });

@@ -19,11 +19,13 @@
 //
 // Thread-safety: created by any thread, then used only by the writer thread.
 
+#include <cstddef>
 #include <functional>
 #include <future>
 #include <mutex>
 #include <optional>
 #include <span>
+#include <string_view>
 #include <vector>
 
 #include "core/event.h"
@@ -81,6 +83,10 @@ class ApplyOp final : public WriteOp {
   Done done_;
   std::promise<Result<ApplyResult>> promise_;
 };
+
+// Which of `writers` (at least one) event writers applies `node_id`'s
+// events: the one rule ApplyOnWriters routes by.
+size_t EventWriterOf(std::string_view node_id, size_t writers);
 
 // Queues `events` (StateStore::ApplyAsync) on `writers`, the store's event
 // writers (at least one), as described above.

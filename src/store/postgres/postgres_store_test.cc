@@ -5,11 +5,11 @@
 #include <atomic>
 #include <cstdlib>
 #include <fstream>
-#include <functional>
 #include <map>
 #include <sstream>
 #include <thread>
 
+#include "store/engine/apply_op.h"
 #include "store/open_store.h"
 #include "store/testing/pg_server.h"
 
@@ -244,12 +244,12 @@ TEST_F(PostgresStoreTest, ConcurrentEventsAndCancelsKeepEveryHistoryConsistent) 
 }
 
 // Node ids that the store's two event writers (the default) split between
-// them: apply_op.h routes a node's events by the hash of its id.
+// them, by the store's own routing rule.
 std::vector<std::string> NodesOnWriter(size_t writer, int n) {
   std::vector<std::string> out;
   for (int i = 0; static_cast<int>(out.size()) < n; ++i) {
     std::string id = "node-" + std::to_string(i);
-    if (std::hash<std::string_view>{}(id) % 2 == writer) out.push_back(id);
+    if (engine::EventWriterOf(id, 2) == writer) out.push_back(id);
   }
   return out;
 }
