@@ -1,11 +1,14 @@
 #include "store/sqlite/checkpointer.h"
 
+#include <algorithm>
+
 namespace apollo::store::sqlite {
 namespace {
 constexpr int kHardLimitFactor = 8;
 }  // namespace
 
-Checkpointer::Checkpointer(sqlite3* db, int soft_pages) : db_(db), soft_pages_(soft_pages) {
+Checkpointer::Checkpointer(sqlite3* db, int soft_pages, std::chrono::milliseconds min_interval)
+    : db_(db), soft_pages_(soft_pages), min_interval_(min_interval), wake_at_(soft_pages) {
   thread_ = std::thread([this] { Loop(); });
 }
 
@@ -32,7 +35,9 @@ int Checkpointer::WalHook(void* arg, sqlite3*, const char*, int pages) {
   {
     std::lock_guard<std::mutex> lock(self->mu_);
     self->wal_pages_ = pages;
-    wake = pages >= self->soft_pages_;
+    // Smaller than at the last checkpoint: the WAL restarted.
+    if (pages < self->stats_.last_log) self->wake_at_ = self->soft_pages_;
+    wake = pages >= self->wake_at_;
   }
   if (wake) self->cv_.notify_one();
   return SQLITE_OK;
@@ -41,15 +46,38 @@ int Checkpointer::WalHook(void* arg, sqlite3*, const char*, int pages) {
 void Checkpointer::Loop() {
   std::unique_lock<std::mutex> lock(mu_);
   for (;;) {
-    cv_.wait(lock, [this] { return stopping_ || wal_pages_ >= soft_pages_; });
+    cv_.wait(lock, [this] { return stopping_ || wal_pages_ >= wake_at_; });
     if (stopping_) return;
-    wal_pages_ = 0;  // the next commit reports the size again
+    // At most one run per min_interval_ (see the header).
+    if (cv_.wait_until(lock, last_run_ + min_interval_, [this] { return stopping_; })) return;
+    last_run_ = std::chrono::steady_clock::now();
+    // Until the next run, only a WAL grown by a quarter more (or restarted
+    // and filled again) wakes us.
+    wake_at_ = wal_pages_ + std::max(1, soft_pages_ / 4);
     lock.unlock();
+    if (!wal_open_) {
+      // A first read opens the WAL on this connection (see the header).
+      wal_open_ = sqlite3_exec(db_, "SELECT 1 FROM sqlite_master LIMIT 1", nullptr, nullptr,
+                               nullptr) == SQLITE_OK;
+    }
     // PASSIVE: copies what it can without waiting for the writer or readers.
-    // A failure (busy) is harmless: the next commit wakes us again.
-    sqlite3_wal_checkpoint_v2(db_, "main", SQLITE_CHECKPOINT_PASSIVE, nullptr, nullptr);
+    // A failure (busy) is harmless: the WAL's growth wakes us again, and the
+    // writer's hard limit bounds it.
+    int log = -1;
+    int copied = -1;
+    sqlite3_wal_checkpoint_v2(db_, "main", SQLITE_CHECKPOINT_PASSIVE, &log, &copied);
     lock.lock();
+    if (log >= 0) {
+      ++stats_.checkpoints;
+      stats_.last_log = log;
+      stats_.last_checkpointed = copied;
+    }
   }
+}
+
+Checkpointer::Stats Checkpointer::stats() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return stats_;
 }
 
 }  // namespace apollo::store::sqlite

@@ -1,5 +1,7 @@
 #include "store/sqlite/sqlite_driver.h"
 
+#include <chrono>
+
 #include "store/sqlite/sqlite_conn.h"
 
 namespace apollo::store::sqlite {
@@ -7,6 +9,7 @@ namespace {
 
 // WAL pages that wake the background checkpoint (SQLite's default is 1000).
 constexpr int kCheckpointPages = 1000;
+constexpr std::chrono::milliseconds kCheckpointInterval{100};
 
 class SqliteDriver final : public sql::Driver {
  public:
@@ -29,7 +32,7 @@ class SqliteDriver final : public sql::Driver {
     if (options_.background_checkpoint) {
       Result<sqlite3*> ckpt_db = OpenHandle(path_, /*create=*/true);
       if (!ckpt_db.ok()) return ckpt_db.status();
-      ckpt = std::make_unique<Checkpointer>(*ckpt_db, kCheckpointPages);
+      ckpt = std::make_unique<Checkpointer>(*ckpt_db, kCheckpointPages, kCheckpointInterval);
     }
     // WAL mode first: the checkpointer's hook only fires in WAL mode.
     APOLLO_RETURN_IF_ERROR(
