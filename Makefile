@@ -67,7 +67,7 @@ test-release: build-test
 # servers per test, run in the Release pass, to keep `make test` short.
 ASAN_TARGETS := core_test agent_test wal_test agent_handlers_test agent_config_test \
                 orchestrator_config_test orchestrator_test store_conformance_test cli_test \
-                runtime_options_test agent_runtime_options_test
+                runtime_options_test agent_runtime_options_test sqlite_checkpointer_test
 test-asan: deps $(ASAN_DIR)/build.ninja
 	cmake --build $(ASAN_DIR) -j $(JOBS) --target $(ASAN_TARGETS)
 	@$(MAKE) --no-print-directory asan-run
