@@ -18,6 +18,7 @@ Checkpointer::~Checkpointer() {
     stopping_ = true;
   }
   cv_.notify_all();
+  stop_cv_.notify_all();
   thread_.join();
   sqlite3_close(db_);
 }
@@ -34,9 +35,9 @@ int Checkpointer::WalHook(void* arg, sqlite3*, const char*, int pages) {
   bool wake = false;
   {
     std::lock_guard<std::mutex> lock(self->mu_);
+    // Smaller than at the last commit: the WAL restarted.
+    if (pages < self->wal_pages_) self->wake_at_ = self->soft_pages_;
     self->wal_pages_ = pages;
-    // Smaller than at the last checkpoint: the WAL restarted.
-    if (pages < self->stats_.last_log) self->wake_at_ = self->soft_pages_;
     wake = pages >= self->wake_at_;
   }
   if (wake) self->cv_.notify_one();
@@ -48,8 +49,11 @@ void Checkpointer::Loop() {
   for (;;) {
     cv_.wait(lock, [this] { return stopping_ || wal_pages_ >= wake_at_; });
     if (stopping_) return;
-    // At most one run per min_interval_ (see the header).
-    if (cv_.wait_until(lock, last_run_ + min_interval_, [this] { return stopping_; })) return;
+    // At most one run per min_interval_ (see the header). On stop_cv_, which
+    // the commits' hook does not notify: they would wake this wait for nothing.
+    if (stop_cv_.wait_until(lock, last_run_ + min_interval_, [this] { return stopping_; })) {
+      return;
+    }
     last_run_ = std::chrono::steady_clock::now();
     // Until the next run, only a WAL grown by a quarter more (or restarted
     // and filled again) wakes us.

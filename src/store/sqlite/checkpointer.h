@@ -70,7 +70,8 @@ class Checkpointer {
   const int soft_pages_;
   const std::chrono::milliseconds min_interval_;
   mutable std::mutex mu_;
-  std::condition_variable cv_;
+  std::condition_variable cv_;       // the WAL grew (the hook) or stopping_
+  std::condition_variable stop_cv_;  // stopping_ only
   int wal_pages_ = 0;      // guarded by mu_ (written by the writer thread)
   int wake_at_;            // guarded by mu_: WAL size that wakes the thread
   bool stopping_ = false;  // guarded by mu_
