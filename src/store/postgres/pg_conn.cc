@@ -90,7 +90,7 @@ sql::Rows ToRows(const PGresult* r) {
 
 }  // namespace
 
-Result<std::unique_ptr<PgConn>> PgConn::Open(const std::string& conn_string) {
+Result<std::unique_ptr<PgConn>> PgConn::Open(const std::string& conn_string, const char* setup) {
   PGconn* c = PQconnectdb(conn_string.c_str());
   if (PQstatus(c) != CONNECTION_OK) {
     std::string msg = Trimmed(PQerrorMessage(c));
@@ -105,7 +105,13 @@ Result<std::unique_ptr<PgConn>> PgConn::Open(const std::string& conn_string) {
     PQfinish(c);
     return Status::Internal("entering pipeline mode: " + msg);
   }
-  return std::unique_ptr<PgConn>(new PgConn(c));
+  auto conn = std::unique_ptr<PgConn>(new PgConn(c));
+  if (setup != nullptr) {
+    Status st = conn->SendText(setup);
+    if (st.ok()) st = conn->RoundTrip();
+    if (!st.ok()) return st.WithPrefix("setting up the connection");
+  }
+  return conn;
 }
 
 PgConn::~PgConn() { PQfinish(conn_); }

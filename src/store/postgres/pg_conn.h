@@ -26,8 +26,10 @@ namespace apollo::store::postgres {
 
 class PgConn final : public sql::Conn {
  public:
-  // Connects (kUnavailable when the server cannot be reached).
-  static Result<std::unique_ptr<PgConn>> Open(const std::string& conn_string);
+  // Connects (kUnavailable when the server cannot be reached), then runs
+  // `setup` (session settings), if any.
+  static Result<std::unique_ptr<PgConn>> Open(const std::string& conn_string,
+                                              const char* setup = nullptr);
   ~PgConn() override;
   PgConn(const PgConn&) = delete;
   PgConn& operator=(const PgConn&) = delete;

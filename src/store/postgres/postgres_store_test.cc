@@ -11,6 +11,7 @@
 
 #include "store/engine/apply_op.h"
 #include "store/open_store.h"
+#include "store/postgres/pg_driver.h"
 #include "store/testing/pg_server.h"
 
 namespace apollo::store::postgres {
@@ -375,6 +376,72 @@ TEST_F(PostgresStoreTest, TwoEventWritersOnOneTaskKeepItsRollUp) {
       EXPECT_EQ(version[row.node_id] + 1, row.version) << id << " " << row.node_id;
     }
   }
+}
+
+// A keyed statement over an unnest()ed array, like every writer statement,
+// prepared on a connection of each role; run past PostgreSQL's five custom
+// plans, then asked how it was planned.
+constexpr char kPrepareProbe[] =
+    "PREPARE probe(text[]) AS SELECT t.task_ref FROM tasks t, unnest($1::text[]) AS u(task_id) "
+    "WHERE t.task_id = u.task_id";
+constexpr sql::Statement kRunProbe{"EXECUTE probe('{t1}')"};
+constexpr sql::Statement kProbePlans{
+    "SELECT generic_plans, custom_plans FROM pg_prepared_statements WHERE name = 'probe'"};
+constexpr sql::Statement kExplainProbe{"EXPLAIN EXECUTE probe('{t1}')"};
+
+struct ProbePlans {
+  int64_t generic = 0;
+  int64_t custom = 0;
+  std::string plan;
+};
+
+ProbePlans Probe(sql::Driver& driver, sql::Role role) {
+  ProbePlans out;
+  Result<std::unique_ptr<sql::Conn>> conn = driver.Connect(role);
+  EXPECT_TRUE(conn.ok()) << conn.status().ToString();
+  if (!conn.ok()) return out;
+  sql::Conn& c = **conn;
+  Status st = c.Script(kPrepareProbe);
+  EXPECT_TRUE(st.ok()) << st.ToString();
+  for (int i = 0; i < 8; ++i) {
+    Result<sql::Rows> r = c.Query(kRunProbe);
+    EXPECT_TRUE(r.ok()) << r.status().ToString();
+    if (r.ok()) {
+      EXPECT_EQ(r->size(), 1u);
+    }
+  }
+  Result<sql::Rows> plans = c.Query(kProbePlans);
+  EXPECT_TRUE(plans.ok() && plans->size() == 1) << plans.status().ToString();
+  if (plans.ok() && plans->size() == 1) {
+    out.generic = plans->Int(0, 0);
+    out.custom = plans->Int(0, 1);
+  }
+  Result<sql::Rows> explain = c.Query(kExplainProbe);
+  EXPECT_TRUE(explain.ok()) << explain.status().ToString();
+  for (size_t i = 0; explain.ok() && i < explain->size(); ++i) {
+    out.plan += explain->TakeText(i, 0) + "\n";
+  }
+  return out;
+}
+
+// The writer plans its keyed statements once, not on every execution, and
+// that plan looks rows up by index even while the tables are young (a plan
+// kept from then must not scan them once they hold millions of rows).
+// The readers keep PostgreSQL's defaults.
+TEST_F(PostgresStoreTest, TheWriterPlansKeyedStatementsOnceAndByIndex) {
+  {
+    std::unique_ptr<StateStore> store = Open();
+    ASSERT_NE(store, nullptr);
+    CreateAndDispatch(*store, 3, "n1");  // three rows: a scan looks cheapest
+  }
+  std::unique_ptr<sql::Driver> driver = NewPostgresDriver(url_);
+  ProbePlans writer = Probe(*driver, sql::Role::kWriter);
+  EXPECT_EQ(writer.custom, 0) << "the writer planned the statement afresh";
+  EXPECT_GE(writer.generic, 1);
+  EXPECT_THAT(writer.plan, HasSubstr("Index Scan"));
+  EXPECT_THAT(writer.plan, ::testing::Not(HasSubstr("Seq Scan"))) << writer.plan;
+  ProbePlans reader = Probe(*driver, sql::Role::kReader);
+  EXPECT_GE(reader.custom, 5) << "a reader's session should keep the defaults";
 }
 
 }  // namespace
